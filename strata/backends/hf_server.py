@@ -32,6 +32,7 @@ class SamplingSettings:
         top_p: nucleus mass kept (1.0 keeps all).
         top_k: tokens kept by probability rank; 0 or -1 keeps all (vLLM's convention is -1).
         want_logprobs: whether to return per-token log-probs (verl's ``logprobs`` key).
+        seed: this request's own sampling seed (vLLM's per-request ``seed``); None uses the server's stream.
     """
 
     max_tokens: int
@@ -39,6 +40,7 @@ class SamplingSettings:
     top_p: float = 1.0
     top_k: int = -1
     want_logprobs: bool = False
+    seed: int | None = None
 
     @classmethod
     def from_verl(cls, params: dict[str, Any], default_max_tokens: int) -> SamplingSettings:
@@ -49,6 +51,7 @@ class SamplingSettings:
             top_p=float(params.get("top_p", 1.0) if params.get("top_p") is not None else 1.0),
             top_k=int(params.get("top_k", -1) if params.get("top_k") is not None else -1),
             want_logprobs=bool(params.get("logprobs", False)),
+            seed=None if params.get("seed") is None else int(params["seed"]),
         )
 
 
@@ -93,7 +96,7 @@ class HFGenerationServer:
     Args:
         model_path: a Hugging Face model folder.
         response_length: the per-response token budget (verl's ``rollout.response_length``).
-        seed: seeds the sampling generator, so a run's rollouts repeat for the same seed and weights.
+        seed: seeds the generator of requests that bring no ``seed`` of their own.
         attn_implementation: passed to ``from_pretrained``; ``sdpa`` works everywhere.
     """
 
@@ -129,13 +132,14 @@ class HFGenerationServer:
         """Sample a continuation of ``prompt_ids``; stop at an end-of-sequence token or the token budget."""
         settings = SamplingSettings.from_verl(sampling_params or {}, self.response_length)
         input_ids = torch.tensor([list(prompt_ids or [])], dtype=torch.long)
+        generator = self.generator if settings.seed is None else torch.Generator().manual_seed(settings.seed)
         tokens: list[int] = []
         logprobs: list[float] = []
         past = None
         for _ in range(settings.max_tokens):
             out = self.model(input_ids=input_ids, past_key_values=past, use_cache=True)
             past = out.past_key_values
-            token, logprob = choose_token(out.logits[0, -1], settings, self.generator)
+            token, logprob = choose_token(out.logits[0, -1], settings, generator)
             tokens.append(token)
             logprobs.append(logprob)
             if token in self.stop_token_ids:

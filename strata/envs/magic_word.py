@@ -56,11 +56,7 @@ GAME_FILE = "game.json"
 
 PROMPTS: dict[str, str] = {
     "strategy": "{observation}\nPresent your strategy inside <strategy> </strategy> tags.",
-    "action": (
-        "Your task is to: {task}\n{history}\nObservation: {observation}\nAdmissible actions:\n"
-        "{admissible_actions}\nPresent one action inside <action> </action> tags, following your strategy: "
-        "{strategy}"
-    ),
+    "action": "Your task is to: {task}\nYour strategy: {strategy}\nPresent one action inside <action> </action> tags.",
 }
 """The strategy and action templates of `write_prompt_preset` (placeholders as in the ALFWorld preset)."""
 

@@ -10,6 +10,10 @@
 3. Validation metrics: the spec's per-subtask success table instead of verl's reward means.
 4. Checkpoints: the ``latest`` pointer is rewritten atomically after each save (see `strata.checkpoint`).
 
+One switch exists for the learning check only (design/TESTING.md): ``+strata_test.flip_advantage_sign=true``
+negates every advantage, the control run showing that success rises *because of* the advantages' sign.
+It is absent from every shipped config.
+
 Registered as ``trainer.v1.trainer_mode=strata``; everything else (FSDP actor, reference, KL loss,
 clipped surrogate, checkpoints, weight sync) is verl's own code path.
 """
@@ -91,6 +95,7 @@ class StrataTrainer(PPOTrainerSync):
         lengths = response_mask.offsets().diff().tolist()
         extras = data.pop("extra_fields").tolist()  # as verl reads it: a NonTensorStack of dicts
         padding = [tag.get("is_padding", False) for tag in batch.tags]
+        sign = -1.0 if self.config.get("strata_test", {}).get("flip_advantage_sign", False) else 1.0
 
         advantages, scores = [], []
         for length, extra, is_padding in zip(lengths, extras, padding, strict=True):
@@ -98,7 +103,7 @@ class StrataTrainer(PPOTrainerSync):
                 row_advantages = torch.zeros(length)
                 reward = 0.0
             else:
-                row_advantages = torch.tensor(extra["strata_advantages"], dtype=torch.float32)
+                row_advantages = sign * torch.tensor(extra["strata_advantages"], dtype=torch.float32)
                 reward = float(extra["strata_reward"])
                 if row_advantages.shape[0] != length:
                     raise RuntimeError(f"row has {length} response tokens but {row_advantages.shape[0]} advantages")

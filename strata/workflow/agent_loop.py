@@ -24,6 +24,7 @@ from verl.utils import tensordict_utils as tu
 from strata.core.config import StrataConfig
 from strata.core.embedding import TextEmbedder, build_embedder
 from strata.core.prompting import PromptTemplates
+from strata.core.seeding import derive_seed
 from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
 from strata.workflow.environments import make_environment
@@ -90,7 +91,8 @@ class StrataAgentLoop(AgentLoopBase):
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = Task(**{k: kwargs["extra_info"][k] for k in ("game_file", "task_type", "split", "index")})
         validate = bool(kwargs.get(VALIDATE_KEY, False))
-        policy = Policy(self.server_manager, self.chat, sampling_params, self.strata.max_tokens_per_response)
+        policy = Policy(self.server_manager, self.chat, sampling_params, self.strata.max_tokens_per_response,
+                        seed=self._seed(task, validate, kwargs.get("global_steps")))
         shape = GroupShape.evaluation() if validate else GroupShape.training(self.strata)
         embedder = _embedder(self.strata.diversity.embedder, self.strata.diversity.model) if shape.select else None
         rollout = await rollout_task(task, shape, policy, self.pool, self.templates, self.limits, embedder)
@@ -100,6 +102,13 @@ class StrataAgentLoop(AgentLoopBase):
         stats = rollout_stats(rollout)
         rows = training_rows(rollout, advantages, self.per_step)
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
+
+    def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:
+        """The task's sampling seed: the run's ``rollout.seed``, the training step and the task. Validation
+        leaves the step out, so every validation samples with the same random numbers and the curve
+        moves only with the weights (common random numbers)."""
+        step = "validation" if validate else int(global_steps)
+        return derive_seed(int(self.rollout_config.get("seed", 0)), step, task.split, task.index)
 
     def _evaluation_outputs(self, task: Task, rollout: TaskRollout) -> list[AgentLoopOutput]:
         strategy = rollout.strategies[0]

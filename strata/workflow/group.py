@@ -57,7 +57,9 @@ async def rollout_task(
             raise RuntimeError(f"could not start {task.game_file}: {first.failure}")
         task_description, initial_observation = first.task_description, first.initial_observation
     strategy_prompt = policy.chat.prompt(build_strategy_messages(templates, task_description, initial_observation))
-    generations = await asyncio.gather(*(policy.generate(strategy_prompt) for _ in range(shape.num_candidates)))
+    generations = await asyncio.gather(
+        *(policy.stream(f"candidate/{i}").generate(strategy_prompt) for i in range(shape.num_candidates))
+    )
     candidates = [StrategyCandidate(g, extract_tag(g.text, "strategy")) for g in generations]
 
     started = time.perf_counter()
@@ -72,8 +74,9 @@ async def rollout_task(
 
     strategies = [StrategyRollout(candidates[i]) for i in kept]
     runs = [
-        _play(task, s.candidate.text_for_conditioning, policy, pool, templates, limits, shape.judge)
-        for s in strategies for _ in range(shape.num_trajectories)
+        _play(task, s.candidate.text_for_conditioning, policy.stream(f"strategy/{i}/trajectory/{j}"), pool,
+              templates, limits, shape.judge)
+        for i, s in enumerate(strategies) for j in range(shape.num_trajectories)
     ]
     trajectories = await asyncio.gather(*runs)
     for index, strategy in enumerate(strategies):

@@ -116,3 +116,13 @@ def test_sampling_settings_cap_max_tokens_at_the_response_length():
     assert SamplingSettings.from_verl({"max_tokens": 99}, default_max_tokens=12).max_tokens == 12
     assert SamplingSettings.from_verl({}, default_max_tokens=12).max_tokens == 12
     assert SamplingSettings.from_verl({"top_k": None, "top_p": None}, 5).top_k == -1
+
+
+def test_a_request_seed_repeats_its_sample_whatever_came_before(server):
+    params = {"temperature": 1.0, "seed": 1234}
+    first = server.generate(prompt_ids=PROMPT, sampling_params=params).token_ids
+    server.generate(prompt_ids=PROMPT, sampling_params={"temperature": 1.0})  # advances the server's own stream
+    assert server.generate(prompt_ids=PROMPT, sampling_params=params).token_ids == first
+    others = {tuple(server.generate(prompt_ids=PROMPT, sampling_params={"temperature": 1.0, "seed": s}).token_ids)
+              for s in range(5)}
+    assert len(others) > 1  # different seeds, different samples

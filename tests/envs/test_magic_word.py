@@ -7,7 +7,16 @@ import asyncio
 import pandas as pd
 import pytest
 
-from strata.envs.magic_word import MAGIC_WORD, TASK_DESCRIPTION, WORDS, MagicWordEnv, load_game, write_games
+from strata.core.prompting import build_action_messages, build_strategy_messages, load_prompt_templates
+from strata.envs.magic_word import (
+    MAGIC_WORD,
+    TASK_DESCRIPTION,
+    WORDS,
+    MagicWordEnv,
+    load_game,
+    write_games,
+    write_prompt_preset,
+)
 from strata.envs.task_list import read_task_list, write_task_list
 from strata.workflow.environments import make_environment
 
@@ -76,3 +85,14 @@ def test_bad_settings_are_rejected(tmp_path):
 def test_env_name_selects_it():
     env = make_environment("magic_word", num_workers=1, step_timeout_s=1.0, max_steps=2)
     assert isinstance(env, MagicWordEnv) and env.max_steps == 2
+
+
+def test_prompt_preset_is_a_loadable_preset_with_short_prompts(tmp_path):
+    templates = load_prompt_templates(str(write_prompt_preset(tmp_path / "prompts.yaml")))
+    game = load_game(write_games(tmp_path, "train", 1)[0].game_file)
+    strategy_prompt = build_strategy_messages(templates, game.task_description, game.initial_observation)
+    assert game.initial_observation in strategy_prompt[-1]["content"]
+    action_prompt = build_action_messages(templates, game.task_description, "say apple", [],
+                                          game.initial_observation, game.admissible_commands)
+    assert "Your strategy: say apple" in action_prompt[-1]["content"]
+    assert templates.judge == load_prompt_templates("alfworld").judge  # only the two prompts change

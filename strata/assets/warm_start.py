@@ -1,0 +1,139 @@
+"""A brief supervised warm start of a tiny model on the magic-word game, for the learning check.
+
+Why: a randomly initialised model with the real 151k-token Qwen2.5 vocabulary almost never writes a
+well-formed ``<strategy>`` or ``<action>`` tag, so every reward is 0 and RL has no signal to follow
+(design/TESTING.md, "The learning check"). A few hundred AdamW steps on formatted text fix the format
+while leaving the *choice* of word to chance:
+
+- strategy prompt (exactly as the rollout renders it) -> ``<strategy>say {w}</strategy>``
+- first action prompt, conditioned on strategy ``say {w}`` -> ``<action>say {w}</action>``
+
+with ``w`` running over every word of every game, so the word is uniform over the K candidates and the
+starting success rate is about 1/K, while the action follows the strategy: success is then decided by
+the strategy, and RL can only raise it by moving probability onto the right strategy (and action) tokens.
+
+Prompts go through the same builders (`strata.core.prompting`) and the same chat tokenisation
+(`strata.workflow.chat.ChatTokens`) as the rollout, so the warm-started model sees at RL time exactly the
+token sequences it was trained on. The loss covers response tokens only, and the LM head runs only at
+the positions that predict them: over ~400-token prompts the full 151k-way logits would cost gigabytes
+for nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strata.core.config import StrataConfig
+from strata.core.prompting import PromptTemplates, build_action_messages, build_strategy_messages
+from strata.envs.magic_word import MagicWordGame, load_game
+from strata.envs.tasks import Task
+from strata.workflow.chat import ChatTokens
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One supervised pair: the prompt as the rollout tokenises it, and the response ending in EOS."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+
+
+def magic_word_examples(tokenizer: Any, games: Sequence[MagicWordGame],
+                        templates: PromptTemplates | None = None) -> tuple[list[Example], list[Example]]:
+    """(strategy examples, action examples): one of each for every word of every game (see the module
+    docstring). ``templates`` default to the ones the rollout uses with a default ``strata`` config.
+    """
+    templates = templates or StrataConfig().prompts.templates()
+    chat = ChatTokens(tokenizer)
+
+    def response(text: str) -> list[int]:
+        return tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+
+    strategies, actions = [], []
+    for game in games:
+        strategy_prompt = chat.prompt(
+            build_strategy_messages(templates, game.task_description, game.initial_observation))
+        for word in game.words:
+            strategy = f"say {word}"
+            action_prompt = chat.prompt(build_action_messages(
+                templates, game.task_description, strategy, [], game.initial_observation, game.admissible_commands))
+            strategies.append(Example(strategy_prompt, response(f"<strategy>{strategy}</strategy>")))
+            actions.append(Example(action_prompt, response(f"<action>say {word}</action>")))
+    return strategies, actions
+
+
+def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int) -> Any:
+    """Mean cross-entropy of the response tokens of ``batch``; the LM head runs only where it is needed."""
+    import torch
+    import torch.nn.functional as F
+
+    sequences = [e.prompt_ids + e.response_ids for e in batch]
+    width = max(map(len, sequences))
+    input_ids = torch.full((len(batch), width), pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(batch), width), dtype=torch.long)
+    rows, positions, targets = [], [], []
+    for row, (example, sequence) in enumerate(zip(batch, sequences, strict=True)):
+        input_ids[row, : len(sequence)] = torch.tensor(sequence)
+        attention_mask[row, : len(sequence)] = 1  # right padding: positions stay 0..len-1
+        start = len(example.prompt_ids)
+        for offset, token in enumerate(example.response_ids):
+            rows.append(row)
+            positions.append(start + offset - 1)  # the position whose next-token logits predict `token`
+            targets.append(token)
+    hidden = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    logits = model.lm_head(hidden[torch.tensor(rows), torch.tensor(positions)])
+    return F.cross_entropy(logits.float(), torch.tensor(targets))
+
+
+def warm_start(
+    model_dir: str | Path,
+    out_dir: str | Path,
+    tasks: Sequence[Task],
+    steps: int = 400,
+    batch_size: int = 16,
+    lr: float = 3e-3,
+    seed: int = 0,
+    templates: PromptTemplates | None = None,
+) -> Path:
+    """Train the model in ``model_dir`` on ``tasks``' magic-word games and save it (with its tokenizer).
+
+    ``templates`` must be the ones the rollout will use (default: those of a default ``strata`` config).
+    Three quarters of each batch are action examples: following the strategy needs an attention pattern
+    that appears only after a plateau (about 300 steps at the defaults, measured), while the strategy's
+    word distribution is learnt within a few dozen steps. The learning rate is constant, then decays
+    linearly to 0 over the last quarter, so the final strategy distribution is the average the data
+    asks for (uniform), not the last batches' noise. Deterministic for a given ``seed`` on a given
+    machine. Returns ``out_dir``.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    games = list(dict.fromkeys(load_game(task.game_file) for task in tasks))
+    strategies, actions = magic_word_examples(tokenizer, games, templates)
+    num_actions = max(1, batch_size * 3 // 4)
+    torch.manual_seed(seed)
+    sampler = random.Random(seed)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, 4.0 * (1.0 - step / steps)))
+    for step in range(1, steps + 1):
+        batch = sampler.choices(actions, k=num_actions) + sampler.choices(strategies, k=batch_size - num_actions)
+        loss = response_loss(model, batch, tokenizer.pad_token_id)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if step % 50 == 0 or step == steps:
+            logger.info("warm start step %d/%d: response loss %.4f", step, steps, loss.item())
+    out = Path(out_dir)
+    model.eval().save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
