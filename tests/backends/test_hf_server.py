@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from strata.backends.hf_server import HFGenerationServer, SamplingSettings, choose_token, filter_logits
+from strata.backends.hf_server import HFGenerationServer, SamplingSettings, choose_token, kept_tokens, sample_index
 
 PROMPT = [151644, 872, 198, 9707, 0, 151645, 198, 151644, 77091, 198]  # "<|im_start|>user\nHello!..."
 
@@ -94,14 +94,29 @@ def test_load_weights_changes_generation_and_rejects_foreign_weights(server):
     assert server.generate(prompt_ids=PROMPT, sampling_params={"temperature": 0}).token_ids == before
 
 
-def test_filter_logits_by_hand():
-    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
-    # top_k=2 keeps the two largest.
-    assert torch.isinf(filter_logits(logits, top_k=2, top_p=1.0)).tolist() == [False, False, True, True]
-    # top_p=0.8: 0.5 < 0.8, 0.5+0.3 = 0.8 reaches it -> keep the first two.
-    assert torch.isinf(filter_logits(logits, top_k=-1, top_p=0.8)).tolist() == [False, False, True, True]
-    # top_p=0.81 needs the third token too.
-    assert torch.isinf(filter_logits(logits, top_k=-1, top_p=0.81)).tolist() == [False, False, False, True]
+def test_kept_tokens_by_hand():
+    logits = torch.log(torch.tensor([0.15, 0.5, 0.05, 0.3]))
+
+    def kept(top_k: int, top_p: float) -> list[int]:
+        values, ids = kept_tokens(logits, top_k, top_p)
+        assert torch.equal(values, logits[ids])
+        return ids.tolist()
+
+    assert kept(top_k=2, top_p=1.0) == [1, 3]  # the two largest, most likely first
+    assert kept(top_k=-1, top_p=0.8) == [1, 3]  # 0.5 < 0.8, 0.5+0.3 = 0.8 reaches it
+    assert kept(top_k=-1, top_p=0.81) == [1, 3, 0]  # needs the third token too
+    assert kept(top_k=1, top_p=0.5) == [1]
+    values, ids = kept_tokens(logits, top_k=0, top_p=1.0)  # nothing filtered
+    assert ids is None and values is logits
+
+
+def test_sample_index_follows_the_softmax():
+    probs = torch.tensor([0.1, 0.0, 0.6, 0.3])
+    generator = torch.Generator().manual_seed(0)
+    counts = torch.bincount(torch.tensor([sample_index(torch.log(probs), generator) for _ in range(4000)]),
+                            minlength=4)
+    assert counts[1] == 0  # a zero-probability entry is never drawn
+    assert torch.allclose(counts / 4000, probs, atol=0.03)
 
 
 def test_choose_token_reports_unfiltered_tempered_logprob():

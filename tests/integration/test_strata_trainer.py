@@ -1,4 +1,5 @@
-"""StraTA end to end through verl's real trainer on CPU: the tiny CPU recipe for 2 steps, then resume.
+"""StraTA end to end through verl's real trainer on CPU: the tiny CPU recipe for 2 steps, then resume
+step 2 from global_step_1, as is and resharded to two ranks, and compare it with the uninterrupted step 2.
 
 Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray), the `hf` rollout, the real
 ALFWorld engine on the bundled games, N=2 strategies of σ·N=4 candidates, M=2 trajectories each.
@@ -12,6 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from strata.checkpoint.reshard import reshard_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes/train-strata-alfworld-text-tiny-cpu.sh"
@@ -37,10 +40,26 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return steps
 
 
-def test_two_strata_steps_with_validation_then_resume(tmp_path):
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[Path, dict[int, dict]]:
+    """The recipe for 2 steps from scratch: its output folder and its metrics by step."""
+    out = tmp_path_factory.mktemp("strata") / "run"
     run_recipe(out)
+    return out, metrics_by_step(out / "metrics.jsonl")
+
+
+def resume_step_2(uninterrupted_out: Path, out: Path, step_1: Path, *overrides: str) -> dict[int, dict]:
+    """Run the recipe again from ``step_1`` (only step 2 trains); return its metrics by step."""
+    run_recipe(out, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={step_1}",
+               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}",
+               f"actor_rollout_ref.model.path={uninterrupted_out / 'model'}", *overrides)
     steps = metrics_by_step(out / "metrics.jsonl")
+    assert 1 not in steps and 2 in steps
+    return steps
+
+
+def test_two_strata_steps_with_validation(uninterrupted):
+    out, steps = uninterrupted
     assert sorted(steps) == [0, 1, 2]
     for step in (0, 1, 2):  # validation before training and after every step (test_freq=1)
         assert steps[step]["val/average/metrics/num_tasks"] == 6  # the whole split, one episode per task
@@ -58,14 +77,21 @@ def test_two_strata_steps_with_validation_then_resume(tmp_path):
     assert (checkpoints / "latest_checkpointed_iteration.txt").read_text().strip() == "2"
     assert (checkpoints / "global_step_2/actor/model_world_size_1_rank_0.pt").is_file()
 
-    resumed = tmp_path / "resumed"
-    run_recipe(resumed, "trainer.resume_mode=resume_path",
-               f"trainer.resume_from_path={checkpoints / 'global_step_1'}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={resumed / 'checkpoints'}",
-               f"actor_rollout_ref.model.path={out / 'model'}")
-    resumed_steps = metrics_by_step(resumed / "metrics.jsonl")
-    assert 1 not in resumed_steps
+
+def test_resume_repeats_the_uninterrupted_step(uninterrupted, tmp_path):
+    out, steps = uninterrupted
+    resumed = resume_step_2(out, tmp_path / "resumed", out / "checkpoints/global_step_1")
     # Exact resume: step 2 after a restart from global_step_1 is the uninterrupted run's step 2: the same
     # task order, the same responses (seeds derived per request), the same optimizer state and schedule.
     for key in REPRODUCED:
-        assert resumed_steps[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
+        assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
+
+
+def test_resharded_checkpoint_resumes_on_two_ranks(uninterrupted, tmp_path):
+    out, steps = uninterrupted
+    step_1 = reshard_checkpoint(out / "checkpoints/global_step_1", 2, tmp_path / "resharded")
+    resumed = resume_step_2(out, tmp_path / "resumed-w2", step_1, "trainer.n_gpus_per_node=2")
+    # Two ranks, two rollout replicas: the same responses and the same update, up to the order in which
+    # the ranks' partial sums are added.
+    for key in REPRODUCED:
+        assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-4, abs=1e-6), key
