@@ -73,8 +73,24 @@ class StrataTrainer(PPOTrainerSync):
         return max(1, self.config.data.train_batch_size // actor.ppo_mini_batch_size)
 
     def _get_required_batch_multiple(self, dp_size: int) -> int:
-        # Every mini-batch must split evenly over the data-parallel ranks.
-        return dp_size * self.num_mini_batches
+        """Rows per step are padded (with verl's no-op rows) to a multiple of this.
+
+        Every mini-batch must split evenly over the data-parallel ranks, and with fixed-size micro-batches
+        (``use_dynamic_bsz=false``) each rank's share must split into whole micro-batches, for the update
+        and for the old and reference log-probs. verl's own multiple assumes a fixed row count per step;
+        StraTA's varies (a failed game drops its trajectory rows), so it must cover the micro-batches too.
+        """
+        role = self.config.actor_rollout_ref
+
+        def micro(use_dynamic_bsz: bool, size: int | None) -> int:
+            return 1 if use_dynamic_bsz or not size else int(size)
+
+        per_rank = [
+            self.num_mini_batches * micro(role.actor.use_dynamic_bsz, role.actor.ppo_micro_batch_size_per_gpu),
+            micro(role.rollout.log_prob_use_dynamic_bsz, role.rollout.log_prob_micro_batch_size_per_gpu),
+            micro(role.ref.log_prob_use_dynamic_bsz, role.ref.log_prob_micro_batch_size_per_gpu),
+        ]
+        return dp_size * math.lcm(*per_rank)
 
     def _update_actor(self, batch: KVBatchMeta, metrics: dict) -> KVBatchMeta:
         rows_per_mini_batch = math.ceil(len(batch) / self.num_mini_batches)
