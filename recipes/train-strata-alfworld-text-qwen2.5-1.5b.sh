@@ -18,6 +18,22 @@ CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-1.5b}
 N_GPUS=${N_GPUS:-2}
 PY=${PY:-python}
 
+# Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config).
+# In flight: 16 tasks x N*M = 32 episodes = 512 episodes over 2 vLLM replicas (TP1) = 256 per replica.
+# KV cache: Qwen2.5-1.5B holds 2 (K,V) x 28 layers x 2 KV heads x 128 x 2 B = 28 KiB per token.
+# vLLM gets 0.80 x 80 GiB = 64 GiB: - 2.9 GiB bf16 weights - ~3 GiB activations/CUDA graphs = 58 GiB
+# = 2.18M tokens (0.6 gave 1.58M). The actor's fp32 params and Adam state and the fp32 ref stay on the
+# GPU during rollout (no offload): ~11.5 GiB + CUDA contexts, inside the remaining 16 GiB.
+# An episode's context grows ~520 tokens a turn from ~1k to the row budget (2048 + 30720, which holds 50
+# steps of the largest kitchen: tests/recipes/test_episode_budget.py), ~16.9k on average: 256 x 16.9k =
+# 4.3M tokens do not fit one A100, so vLLM runs at most 128 sequences (128 x 16.9k = 2.16M) and queues the
+# rest; decode is KV-bandwidth-bound, so 128 vs 256 costs little, while preempting running sequences would
+# recompute them. Trained agents finish in ~14 steps (~8k tokens), when more would fit.
+# Prefill (chunked, verl's default): 16384 tokens per engine step, ~31 turns' new tokens (~520 each after a
+# prefix-cache hit).
+# Environment: 8 agent-loop workers x 6 = 48 game processes (~11 episodes each) for a 64-core node:
+# the engine is CPU-bound Python, so processes beyond the free cores add memory, not steps.
+
 $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   data.train_files="$DATA/train.parquet" \
   data.val_files="$DATA/valid_seen.parquet" \
@@ -25,7 +41,7 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.model.enable_gradient_checkpointing=true \
   actor_rollout_ref.model.use_remove_padding=true \
   actor_rollout_ref.actor.use_dynamic_bsz=true \
-  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24576 \
+  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768 \
   actor_rollout_ref.actor.fsdp_config.param_offload=false \
   actor_rollout_ref.actor.fsdp_config.optimizer_offload=false \
   actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true \
@@ -34,9 +50,13 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.8 \
+  actor_rollout_ref.rollout.max_num_seqs=128 \
+  actor_rollout_ref.rollout.max_num_batched_tokens=16384 \
+  actor_rollout_ref.rollout.enable_prefix_caching=true \
   actor_rollout_ref.rollout.agent.num_workers=8 \
-  env.num_workers=8 \
+  env.num_workers=6 \
+  strata.seeded_sampling=false \
   trainer.n_gpus_per_node="$N_GPUS" \
   trainer.nnodes=1 \
   trainer.save_freq=10 \

@@ -13,6 +13,19 @@ CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b}
 N_GPUS=${N_GPUS:-8}
 PY=${PY:-python}
 
+# Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config).
+# In flight: 16 tasks x N*M = 32 episodes = 512 episodes over 4 vLLM replicas (8 GPUs, TP2) = 128 per replica.
+# KV cache: Qwen2.5-7B holds 2 (K,V) x 28 layers x 4 KV heads x 128 x 2 B = 56 KiB per token, 28 KiB per
+# GPU at TP2. vLLM gets 0.85 x 80 GiB = 68 GiB per GPU: - 7.1 GiB bf16 weights (half of 14.2) - ~3 GiB
+# activations/CUDA graphs = 57.9 GiB = 2.17M tokens per replica (0.5 gave 1.12M). Actor and ref are
+# offloaded to CPU during rollout, so the rest of the GPU is free.
+# An episode's context grows ~520 tokens a turn from ~1k to the row budget (2048 + 30720), ~16.9k on
+# average: 128 x 16.9k = 2.16M tokens fit.
+# Prefill (chunked, verl's default): 16384 tokens per engine step, ~31 turns' new tokens (~520 each after a
+# prefix-cache hit).
+# Environment: 16 agent-loop workers x 6 = 96 game processes (~5 episodes each) for a 96-128-core node:
+# the engine is CPU-bound Python, so processes beyond the free cores add memory, not steps.
+
 $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   data.train_files="$DATA/train.parquet" \
   data.val_files="$DATA/valid_seen.parquet" \
@@ -20,19 +33,23 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.model.enable_gradient_checkpointing=true \
   actor_rollout_ref.model.use_remove_padding=true \
   actor_rollout_ref.actor.use_dynamic_bsz=true \
-  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20480 \
+  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768 \
   actor_rollout_ref.actor.fsdp_config.param_offload=true \
   actor_rollout_ref.actor.fsdp_config.optimizer_offload=true \
   actor_rollout_ref.ref.fsdp_config.param_offload=true \
   actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=24576 \
+  actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \
   actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=24576 \
+  actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.85 \
+  actor_rollout_ref.rollout.max_num_seqs=128 \
+  actor_rollout_ref.rollout.max_num_batched_tokens=16384 \
+  actor_rollout_ref.rollout.enable_prefix_caching=true \
   actor_rollout_ref.rollout.agent.num_workers=16 \
-  env.num_workers=16 \
+  env.num_workers=6 \
+  strata.seeded_sampling=false \
   trainer.n_gpus_per_node="$N_GPUS" \
   trainer.nnodes=1 \
   trainer.save_freq=10 \

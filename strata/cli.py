@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.assets.cli",
         "Write a tiny random Qwen2 model with the real Qwen2.5 tokenizer (tests, CPU demo).",
     ),
+    "doctor": (
+        "strata.trainer.doctor",
+        "Check this machine for a recipe in a second: GPUs, vLLM, attention, model, data, wandb, disk.",
+    ),
     "make-games": (
         "strata.envs.commands.make_games",
         "Generate verified ALFWorld games offline (all six task types, ALFRED rooms, seeded).",

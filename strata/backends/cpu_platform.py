@@ -67,6 +67,13 @@ CPU_DEVICE_MODULE = CPUDeviceModule()
 class CPUPlatform(PlatformBase):
     """verl platform for CPU-only machines: gloo collectives, Ray ``CPU`` resources."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        # verl builds a platform to use it: here, once VERL_PLATFORM=cpu has selected it. (Its auto-detection
+        # also builds one to probe it, but reaches it only after every accelerator platform said no, in a
+        # process where pinning memory would raise anyway.)
+        _allow_pin_memory_without_accelerator()
+
     @property
     def device_name(self) -> str:
         return "cpu"
@@ -83,8 +90,9 @@ class CPUPlatform(PlatformBase):
         return True
 
     def is_platform_available(self, use_smi_check: bool = False) -> bool:
-        # Auto-detection tries the accelerator platforms first; this one only claims machines without CUDA.
-        return not torch.cuda.is_available()
+        # Never auto-detected: "no CUDA visible" is also what a CPU-only Ray actor on a GPU machine sees.
+        # The platform is chosen by VERL_PLATFORM=cpu only (configs/platform/cpu.yaml sets it).
+        return False
 
     def current_device(self) -> torch.device:
         # verl uses the answer in `x.to(...)`, `torch.device(...)` and FSDP's `device_id`; the int 0
@@ -174,15 +182,16 @@ def _install_gloo_process_group() -> None:
 
 
 def _allow_pin_memory_without_accelerator() -> None:
-    """Let ``Tensor.pin_memory()`` return the tensor itself on a machine with no accelerator.
+    """Let ``Tensor.pin_memory()`` return the tensor itself in a process running on the cpu platform.
 
     Page-locking exists to speed host-to-device copies; with no device there is nothing to speed up,
     yet torch raises "Cannot access accelerator device". verl's FSDP2 engine pins the reference
     model's parameters (``CPUOffloadPolicy(pin_memory=True)`` for forward-only engines), so without
-    this the KL reference policy could not be built on CPU. Applied only when torch sees no
-    accelerator, so GPU machines are untouched.
+    this the KL reference policy could not be built on CPU. Called when a `CPUPlatform` is built, not
+    at import: the plug-in is imported in every verl process, GPU ones included, and asking torch
+    about accelerators there would initialise CUDA before Ray assigns the process its GPUs.
     """
-    if torch.accelerator.is_available() or getattr(torch.Tensor.pin_memory, "_strata_cpu_shim", False):
+    if getattr(torch.Tensor.pin_memory, "_strata_cpu_shim", False):
         return
 
     def pin_memory(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
@@ -193,4 +202,3 @@ def _allow_pin_memory_without_accelerator() -> None:
 
 
 _install_gloo_process_group()
-_allow_pin_memory_without_accelerator()

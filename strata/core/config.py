@@ -173,6 +173,11 @@ class StrataConfig:
             full history), environment turns masked out. ``per_step``: one row per step, each with
             its own action prompt re-rendered from the templates (history window, oldest steps dropped
             to fit ``data.max_prompt_length``), as verl-agent builds ALFWorld samples.
+        seeded_sampling: send every generation request a sampling seed derived from the run seed, the
+            step, the task and the request's place in its group (`strata.core.seeding`), so a resumed run
+            repeats the uninterrupted one (exact on CPU). On GPU it buys no exact resume unless vLLM runs
+            batch-invariant, and vLLM samples each seeded request on its own instead of in one batched
+            call, so the GPU recipes turn it off. Not in the paper (default: true).
         length_penalty: see :class:`LengthPenaltyConfig`.
         judge: see :class:`JudgeConfig`.
         diversity: see :class:`DiversityConfig`.
@@ -187,6 +192,7 @@ class StrataConfig:
     penalty_mode: str = "post_norm"
     max_tokens_per_response: int = 512
     trajectory_rows: str = "multi_turn"
+    seeded_sampling: bool = True
     length_penalty: LengthPenaltyConfig = field(default_factory=LengthPenaltyConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
@@ -228,6 +234,8 @@ class StrataConfig:
             f"must be one of {', '.join(TRAJECTORY_ROWS)}",
             self.trajectory_rows,
         )
+        _require(isinstance(self.seeded_sampling, bool), "seeded_sampling", "must be true or false",
+                 self.seeded_sampling)
 
     @property
     def num_candidates(self) -> int:

@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -69,6 +70,11 @@ class SentenceTransformerEmbedder:
             A hub name only works where the hub is reachable or its files are in the local HF cache.
         device: where the encoder runs. CPU by default, so the trainer's driver never takes GPU memory;
             encoding 32 short strategies takes milliseconds there (benchmarks/RESULTS_selection.md).
+
+    Thread-safe: one encoder is shared by all of an agent-loop worker's tasks, each embedding from its own
+    thread (``asyncio.to_thread``). A fast (Rust) tokenizer raises "RuntimeError: Already borrowed" when
+    one thread reconfigures its truncation or padding (as the first encode does) while another is inside
+    an encode, so ``embed`` runs one call at a time; torch already spreads one call over the cores.
     """
 
     def __init__(self, model: str | None = None, device: str = "cpu") -> None:
@@ -81,12 +87,14 @@ class SentenceTransformerEmbedder:
         source = str(bundled_minilm_path()) if model is None else model
         logger.info("loading strategy encoder %s on %s", source, device)
         self._model = SentenceTransformer(source, device=device)
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised embeddings [len(texts), 384 for MiniLM] as float32."""
-        return self._model.encode(
-            list(texts), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
-        )
+        with self._lock:
+            return self._model.encode(
+                list(texts), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+            )
 
 
 class HashedBowEmbedder:

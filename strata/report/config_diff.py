@@ -95,6 +95,7 @@ INFRASTRUCTURE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("*.served_model_name", "name the rollout server reports (follows the model path)"),
     ("env.num_workers", "environment worker processes"),
     ("env.step_timeout_s", "environment fault handling"),
+    ("strata.seeded_sampling", "per-request sampling seeds: reproducibility and sampler speed, same distribution"),
 )
 def classify_key(key: str) -> str:
     """``infrastructure`` or ``algorithm/optimisation`` for a dotted config key."""

@@ -13,6 +13,19 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def package_file(relative: str) -> str:
+    """``${strata_file:PATH}`` in a config: the absolute path of a file shipped in the strata package.
+
+    verl reads some files by path in Ray workers, which may run in another folder than the driver; the
+    trainer resolves the config before handing it to verl, so workers never see the interpolation.
+    """
+    return str(PACKAGE_DIR / relative)
+
+
+OmegaConf.register_new_resolver("strata_file", package_file, replace=True)
 
 
 class ConfigError(ValueError):

@@ -1,19 +1,22 @@
 """Training entry point: ``python -m strata.trainer.main [--config-name NAME] key=value ...``.
 
 Composes the config (`strata.trainer.config.load_config`), runs the start-up checks
-(`strata.trainer.preflight`), then hands over to verl's own runner, exactly as
-``python -m verl.trainer.main_ppo`` would.
+(`strata.trainer.preflight`), then hands over to verl's own runner as ``python -m verl.trainer.main_ppo``
+would, with verl's task runner extended to register the StraTA trainer in its actor
+(`strata.trainer.task_runner`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from omegaconf import DictConfig, OmegaConf
 
+from strata.trainer.checks.inputs import check_strata, validate_like_verl
 from strata.trainer.config import ConfigError, load_config
-from strata.trainer.preflight import check_strata, preflight
+from strata.trainer.preflight import preflight
 
 DEFAULT_CONFIG = "strata_trainer"
 RESOLVED_CONFIG_MARKER = "# --- resolved config ---"
@@ -27,24 +30,37 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="compose and validate the config as verl does at start-up, print it as YAML, and exit "
              "(no model or data needed: recipes are checked this way in CI)",
     )
+    parser.add_argument(
+        "--doctor", action="store_true", default=bool(os.environ.get("STRATA_DOCTOR")),
+        help="run every start-up check on this machine, one line each, and exit (STRATA_DOCTOR=1 does the "
+             "same, so `strata doctor RECIPE.sh` needs nothing from the recipe)",
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. trainer.total_training_steps=2")
     return parser.parse_intermixed_args(argv)
 
 
-def validate_like_verl(config: DictConfig) -> None:
-    """The checks verl's own ``main_ppo`` runs before starting Ray."""
-    from verl.trainer.ppo.utils import need_critic, need_reference_policy
-    from verl.utils.config import validate_config
-    from verl.utils.device import auto_set_device
+def use_configured_platform(config: DictConfig) -> None:
+    """Run this process on the verl platform the config gives Ray's workers (``VERL_PLATFORM``).
 
-    auto_set_device(config)
-    validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    ``+platform=cpu`` selects the ``cpu`` platform for the workers through
+    ``ray_kwargs.ray_init.runtime_env.env_vars``; verl never picks it by itself. This process checks the
+    config against its own platform (verl's ``auto_set_device`` rewrites ``trainer.device`` to it), so it
+    must be the same one. Called before anything here asks verl for the platform, which verl fixes on first use.
+    """
+    platform = OmegaConf.select(config, "ray_kwargs.ray_init.runtime_env.env_vars.VERL_PLATFORM")
+    if platform:
+        os.environ["VERL_PLATFORM"] = str(platform)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         config = load_config(args.config_name, args.overrides)
+        use_configured_platform(config)
+        if args.doctor:
+            from strata.trainer.doctor import run_doctor
+
+            return run_doctor(config)
         if args.dry_run:
             if "strata" in config:
                 check_strata(config)
@@ -52,15 +68,19 @@ def main(argv: list[str] | None = None) -> int:
             print(RESOLVED_CONFIG_MARKER)
             print(OmegaConf.to_yaml(config, resolve=True))
             return 0
-        preflight(config)
+        for warning in preflight(config):
+            print(f"strata: warning: {warning.check}: {warning.message}", file=sys.stderr)
     except ConfigError as err:
-        print(f"strata: {err}", file=sys.stderr)
+        for line in str(err).splitlines():
+            print(f"strata: {line}", file=sys.stderr)
         return 2
 
-    from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
+    from verl.trainer.main_ppo import run_ppo
 
-    validate_like_verl(config)
-    run_ppo(config, task_runner_class=TaskRunnerV1)
+    from strata.trainer.task_runner import StrataTaskRunner
+
+    OmegaConf.resolve(config)  # `${strata_file:...}` resolves here, where its resolver is registered
+    run_ppo(config, task_runner_class=StrataTaskRunner)
     return 0
 
 

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 
 from strata.envs.metrics import success_table
+from strata.workflow.episode import REASON_TOKEN_BUDGET
+from strata.workflow.rows import ENVIRONMENT_FAILURES
 
 
 def _rate(numerator: float, denominator: float) -> float:
@@ -67,7 +69,12 @@ class _Episode:
 
 def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
     """The spec's validation metrics (§3) from per-episode columns ``won``, ``subtask``,
-    ``episode_length``, ``num_responses`` and ``num_well_formed`` (one entry per task)."""
+    ``episode_length``, ``num_responses``, ``num_well_formed`` and ``end_reason`` (one entry per task).
+
+    Episodes the row's token budget cut short, and those an environment failure ended, are counted as in
+    training (``val/env/token_budget_ends``, ``val/env/failed_episodes``): a budget that ends episodes
+    before H steps lowers the success rate and the episode length without it showing anywhere else.
+    """
     episodes = [
         _Episode(subtask, bool(won), int(length))
         for subtask, won, length in zip(records["subtask"], records["won"], records["episode_length"], strict=True)
@@ -75,6 +82,7 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
     table = success_table(episodes)
     metrics = table.to_metrics("val")
     success = table.overall.success_rate or 0.0
+    reasons = records["end_reason"]
     metrics.update({f"val/{row.subtask}/metrics/num_tasks": float(row.episodes)
                     for row in table.by_subtask if row.episodes})
     metrics.update({
@@ -82,5 +90,7 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
         "val/average/metrics/pass@1": success,
         "val/average/metrics/num_tasks": float(len(episodes)),
         "val/average/metrics/format_rate": _rate(sum(records["num_well_formed"]), sum(records["num_responses"])),
+        "val/env/token_budget_ends": float(sum(reason == REASON_TOKEN_BUDGET for reason in reasons)),
+        "val/env/failed_episodes": float(sum(reason.startswith(ENVIRONMENT_FAILURES) for reason in reasons)),
     })
     return metrics

@@ -7,7 +7,8 @@ advantages, which need the whole group, are computed there with `strata.core`.
 
 Selected with ``actor_rollout_ref.rollout.agent.default_agent_loop=strata_agent`` (or the
 ``agent_name`` column of the task list) and ``agent_loop_manager_class`` pointing at
-`StrataAgentLoopManager`, which tells the loop whether a batch is validation.
+`StrataAgentLoopManager`, which tells the loop whether a batch is validation. verl's agent-loop workers
+find the loop through ``agent_loop_config_path`` (``strata/workflow/agent_loops.yaml``).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class StrataAgentLoop(AgentLoopBase):
         task = Task(**{k: kwargs["extra_info"][k] for k in ("game_file", "task_type", "split", "index")})
         validate = bool(kwargs.get(VALIDATE_KEY, False))
         policy = Policy(self.server_manager, self.chat, sampling_params, self.strata.max_tokens_per_response,
-                        seed=self._seed(task, validate, kwargs.get("global_steps")))
+                        seed=self._seed(task, validate, kwargs.get("global_steps")),
+                        seeded=self.strata.seeded_sampling)
         shape = GroupShape.evaluation() if validate else GroupShape.training(self.strata)
         embedder = _embedder(self.strata.diversity.embedder, self.strata.diversity.model) if shape.select else None
         rollout = await rollout_task(task, shape, policy, self.pool, self.templates, self.limits, embedder)

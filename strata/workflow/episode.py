@@ -51,6 +51,12 @@ class EpisodeLimits:
     per_step: bool = False
     history_window: int | None = None
 
+    def room_for_response(self, row_tokens: int, max_tokens: int) -> bool:
+        """Whether a multi-turn row holding ``row_tokens`` after its first prompt still has room for a
+        response of up to ``max_tokens`` (L_max); the episode ends with ``token_budget`` before a turn
+        that has none, so a row never overflows verl's response length."""
+        return self.response_budget - row_tokens >= max_tokens
+
 
 class Episode:
     """Plays one episode of ``env_episode`` conditioned on ``strategy``; ``judge`` adds the self-judgment."""
@@ -105,7 +111,7 @@ class Episode:
                 window=self.limits.history_window, fits=self.fits,
             )
             return self.chat.prompt(messages)
-        if self.limits.response_budget - len(self.response_ids) < self.policy.max_tokens:
+        if not self.limits.room_for_response(len(self.response_ids), self.policy.max_tokens):
             return None
         return self.trajectory.prompt_ids + self.response_ids
 

@@ -16,6 +16,7 @@ from strata.core.advantage import GroupAdvantages, response_advantages
 from strata.core.config import StrataConfig
 from strata.core.rewards import judge_penalties, response_shaping
 from strata.envs.records import REASON_ENGINE_ERROR, REASON_TIMEOUT, REASON_WORKER_LOST
+from strata.workflow.episode import REASON_TOKEN_BUDGET
 from strata.workflow.records import Generation, TaskRollout, Trajectory
 
 ENVIRONMENT_FAILURES = (REASON_TIMEOUT, REASON_WORKER_LOST, REASON_ENGINE_ERROR)
@@ -144,7 +145,7 @@ def rollout_stats(rollout: TaskRollout) -> dict[str, Any]:
         "num_trajectories": len(trajectories),
         "num_won": sum(t.won for t in trajectories),
         "num_env_failures": sum(is_environment_failure(t) for t in trajectories),
-        "num_token_budget_ends": sum(t.end_reason == "token_budget" for t in trajectories),
+        "num_token_budget_ends": sum(t.end_reason == REASON_TOKEN_BUDGET for t in trajectories),
         "num_steps": len(steps),
         "action_format_ok": sum(s.well_formed for s in steps),
         "action_truncated": sum(s.generation.truncated for s in steps),

@@ -40,7 +40,7 @@ def _worker(rank: int, args: argparse.Namespace, port: int) -> None:
     from verl.workers.config import FSDPOptimizerConfig
     from verl.workers.config.optimizer import build_optimizer
 
-    import strata.backends  # noqa: F401  (registers the cpu platform verl asks for)
+    import strata.backends.verl_plugin  # noqa: F401  (registers the cpu platform verl asks for)
 
     torch.distributed.init_process_group("gloo", rank=rank, world_size=args.world_size)
     mesh = init_device_mesh("cpu", mesh_shape=(args.world_size,), mesh_dim_names=["fsdp"])

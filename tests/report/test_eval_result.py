@@ -13,7 +13,8 @@ from strata.trainer.metrics import validation_metrics
 
 def test_eval_result_from_a_logged_validation(tmp_path, capsys):
     records = {"won": [1.0, 0.0, 1.0], "subtask": ["pick", "pick", "cool"], "episode_length": [5, 50, 9],
-               "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10]}
+               "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10],
+               "end_reason": ["won", "step_limit", "won"]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 150, "data": validation_metrics(records)}) + "\n")
 

@@ -15,6 +15,7 @@ def test_validation_metrics_by_hand():
         "episode_length": [4, 50, 10, 6],
         "num_responses": [5, 51, 11, 7],
         "num_well_formed": [5, 40, 11, 7],
+        "end_reason": ["won", "step_limit", "won", "won"],
     }
     metrics = validation_metrics(records)
     assert metrics["val/average/metrics/success_rate"] == pytest.approx(3 / 4)
@@ -25,6 +26,24 @@ def test_validation_metrics_by_hand():
     assert metrics["val/average/metrics/episode_length"] == pytest.approx((4 + 50 + 10 + 6) / 4)
     # (5 + 40 + 11 + 7) well-formed of (5 + 51 + 11 + 7) responses = 63 / 74
     assert metrics["val/average/metrics/format_rate"] == pytest.approx(63 / 74)
+    assert metrics["val/env/token_budget_ends"] == 0.0
+    assert metrics["val/env/failed_episodes"] == 0.0
+
+
+def test_validation_counts_episodes_the_token_budget_ended():
+    """A budget-ended episode is a loss of fewer than H steps: counted on its own, as training counts it."""
+    records = {
+        "won": [0.0, 0.0, 1.0, 0.0, 0.0],
+        "subtask": ["heat", "heat", "pick", "cool", "clean"],
+        "episode_length": [34, 36, 8, 50, 3],
+        "num_responses": [35, 37, 9, 51, 4],
+        "num_well_formed": [35, 37, 9, 51, 4],
+        "end_reason": ["token_budget", "token_budget", "won", "step_limit", "timeout"],
+    }
+    metrics = validation_metrics(records)
+    assert metrics["val/env/token_budget_ends"] == 2.0
+    assert metrics["val/env/failed_episodes"] == 1.0
+    assert metrics["val/average/metrics/success_rate"] == pytest.approx(1 / 5)
 
 
 def test_training_metrics_by_hand():

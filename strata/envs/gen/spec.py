@@ -200,17 +200,23 @@ def sample_spec(
     max_receptacles: int | None = 8,
     max_object_classes: int | None = 5,
     max_instances: int = 2,
+    floor_plan: int | None = None,
 ) -> GameSpec:
     """Draw a game of ``task_type`` in a random ALFRED room allowed for it (see the module docstring).
 
     Deterministic for a given ``rng`` state. ``split`` picks the scene pool (``valid_unseen`` uses
-    ALFRED's held-out floor plans); the ``max_*`` arguments bound the room's size.
+    ALFRED's held-out floor plans); the ``max_*`` arguments bound the room's size. ``floor_plan`` pins
+    the room (e.g. the largest kitchen, to measure the longest episodes); it must allow ``task_type``.
     """
     subtask_of(task_type)
     if max_instances < 1:
         raise ValueError(f"max_instances must be >= 1, got {max_instances}")
     kinds = class_tables().goals_valid[task_type]
     floor_plans = [fp for fp in scene_numbers(split) if room_kind(fp) in kinds]
+    if floor_plan is not None:
+        if floor_plan not in floor_plans:
+            raise ValueError(f"floor plan {floor_plan} is not a {split} room where {task_type} is posed")
+        floor_plans = [floor_plan]
     for _ in range(MAX_ATTEMPTS):
         room = load_room(rng.choice(floor_plans))
         goal = _choose_goal(task_type, room, rng)

