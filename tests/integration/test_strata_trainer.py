@@ -28,12 +28,14 @@ REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/m
               "actor/grad_norm", "actor/lr")
 
 
-# The GPU recipes size micro-batches by tokens (use_dynamic_bsz); a row here is at most 1024 + 1024 tokens.
+# The GPU recipes size micro-batches by tokens (use_dynamic_bsz). A row here is at most 1024 + 1024 tokens;
+# each micro-batch token costs 151,680 fp32 logits (0.6 MB) and as much gradient, so 2048 tokens keep two
+# ranks, two vLLM servers and the rest inside this machine's 24 GB (4096 let Ray's OOM killer stop a rank).
 DYNAMIC_BSZ = (
-    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096",
-    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=4096",
+    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=2048",
+    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=2048",
     "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
-    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=4096",
+    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=2048",
 )
 
 
