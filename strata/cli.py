@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.assets.cli",
         "Write a tiny random Qwen2 model with the real Qwen2.5 tokenizer (tests, CPU demo).",
     ),
+    "build-learning-check": (
+        "strata.assets.cli_learning_check",
+        "Write the learning check's magic-word games, task lists, prompt preset and warm-started tiny model.",
+    ),
     "doctor": (
         "strata.trainer.doctor",
         "Check this machine for a recipe in a second: GPUs, vLLM, attention, model, data, wandb, disk.",
@@ -68,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval-result": (
         "strata.report.cli_eval_result",
         "Write an evaluation run's per-seed JSON and table from its metrics log (evaluation recipes).",
+    ),
+    "show": (
+        "strata.report.cli_show",
+        "Read a run's trajectory dumps: one task's strategies and transcripts, or a step as an HTML page.",
     ),
 }
 

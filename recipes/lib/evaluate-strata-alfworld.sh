@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Shared body of recipes/evaluate-strata-alfworld-text-qwen2.5-*.sh: evaluate StraTA on ALFWorld with the
-# spec's protocol (STRATA_SPEC §3): the whole split, one strategy and one trajectory per task,
-# temperature 0.7 / top_p 0.8 / top_k 20, at most 50 steps, no selection, no judge. Runs the size's
+# Shared body of recipes/evaluate-*-qwen2.5-*.sh: evaluate on ALFWorld (or, with the ScienceWorld wrappers'
+# DATA and SPLIT=test, on ScienceWorld) with the spec's protocol (STRATA_SPEC §3): the whole split, one
+# strategy and one trajectory per task, temperature 0.7 / top_p 0.8 / top_k 20, at most 50 steps, no
+# selection, no judge. The environment is the training recipe's. Runs the size's
 # training recipe (TRAIN_RECIPE) in val-only mode, so the infrastructure settings are the same, then
 # writes eval_seed<SEED>.json and .md for `strata report-eval`.
 #

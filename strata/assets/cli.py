@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from strata.assets.tiny_model import build_tiny_model
+from strata.cli_types import positive_int
 
 EXAMPLE = "strata build-tiny-model --out outputs/tiny-qwen2.5 --seed 0"
 
@@ -12,8 +13,8 @@ EXAMPLE = "strata build-tiny-model --out outputs/tiny-qwen2.5 --seed 0"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="folder to write (created if missing)")
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
-    parser.add_argument("--hidden-size", type=int, default=64)
-    parser.add_argument("--num-layers", type=int, default=2)
+    parser.add_argument("--hidden-size", type=positive_int, default=64)
+    parser.add_argument("--num-layers", type=positive_int, default=2)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -86,6 +86,9 @@ class HFServerAdapter(BaseRollout):
     ) -> None:
         if wire_format != "named_tensors":
             raise ValueError(f"the hf rollout receives full named tensors, not {wire_format!r}")
+        if kwargs.get("peft_config") is not None:  # verl sends a LoRA actor's adapter alone unless merging
+            raise ValueError("the hf rollout loads full weights, not a LoRA adapter: train LoRA with verl's vLLM "
+                             "rollout (+platform=cpu_vllm)")
         state_dict = {}
         for name, tensor in weights:
             # FSDP2 shards are DTensors: every rank must take part in gathering each full tensor.

@@ -8,7 +8,9 @@
   server's ``CUDA_VISIBLE_DEVICES``. On the cpu platform that name is Ray's ``CPU``, a resource but not an
   accelerator, so the lookup fails with ``KeyError: 'CPU'`` (verl 0.9.1). `CPUvLLMReplica` launches the
   same server class with the same arguments, taking only the node from each worker; vLLM's CPU platform
-  never reads the device list. On every other platform the registry hands out verl's class unchanged.
+  never reads the device list.
+* On every platform the replica's server is `strata.backends.vllm_lora.StrataVLLMHttpServer` (verl's, with a
+  worker extension that lets verl load LoRA adapters into vLLM 0.29; see that module).
 """
 
 from __future__ import annotations
@@ -30,13 +32,22 @@ def _node_id(worker: object) -> str:
 
 
 def load_vllm_replica() -> type[RolloutReplica]:
-    """verl's `vLLMReplica`, or its cpu-platform subclass when the active platform is ``cpu``."""
+    """verl's `vLLMReplica` serving through `StrataVLLMHttpServer`, placed by node only on the ``cpu`` platform."""
     from verl.workers.rollout.vllm_rollout.vllm_async_server import vLLMReplica
 
-    if get_device_name() != "cpu":
-        return vLLMReplica
+    from strata.backends.vllm_lora import StrataVLLMHttpServer
 
-    class CPUvLLMReplica(vLLMReplica):
+    class StrataVLLMReplica(vLLMReplica):
+        """`vLLMReplica` whose servers load LoRA adapters on vLLM 0.29 (`strata.backends.vllm_lora`)."""
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.server_class = ray.remote(StrataVLLMHttpServer)
+
+    if get_device_name() != "cpu":
+        return StrataVLLMReplica
+
+    class CPUvLLMReplica(StrataVLLMReplica):
         """`vLLMReplica` whose servers are placed by node only (a CPU worker holds no accelerator id)."""
 
         async def launch_servers(self) -> None:

@@ -9,15 +9,17 @@ from pathlib import Path
 from strata.checkpoint.inspect import CheckpointError, check_resumable, describe_checkpoint, find_latest_checkpoint
 from strata.checkpoint.layout import parse_step, step_dirs
 from strata.checkpoint.pointer import read_latest_pointer
+from strata.cli_types import non_negative_int, positive_int
 
 EXAMPLE = "strata inspect-checkpoint ckpt --world-size 2 --dataloader-workers 0"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="a checkpoint root (trainer.default_local_dir) or one global_step_N folder")
-    parser.add_argument("--world-size", type=int,
+    parser.add_argument("--world-size", type=positive_int,
                         help="check that a run with this many ranks can resume (the latest step of a root)")
-    parser.add_argument("--dataloader-workers", type=int, help="the resuming run's data.dataloader_num_workers")
+    parser.add_argument("--dataloader-workers", type=non_negative_int,
+                        help="the resuming run's data.dataloader_num_workers")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from strata.core.embedding import EMBEDDERS
 from strata.core.prompting import TEMPLATE_FIELDS, PromptTemplates, load_prompt_templates
 
 TRAJECTORY_ROWS = ("multi_turn", "per_step")
+ALGORITHMS = ("strata", "grpo")
 
 
 def _require(condition: bool, key: str, requirement: str, value: Any) -> None:
@@ -155,6 +156,11 @@ class StrataConfig:
     """All StraTA hyperparameters (the ``strata:`` config group). Defaults are the paper's (spec table).
 
     Args:
+        algorithm: ``strata`` (default) or ``grpo``, the paper's flat baseline on the same harness: per
+            task ``num_trajs_per_stra`` episodes (G, paper: 8) straight from the task, with no strategy,
+            selection or judge; one group normalisation over them, the same shaping. It needs N = σ = 1,
+            the judge off and an action prompt without ``{strategy}`` (``configs/grpo_trainer.yaml`` sets
+            all of it).
         num_stras_per_run: N, strategies kept per task. Paper: 4.
         num_trajs_per_stra: M, trajectories executed per kept strategy. Paper: 8.
         num_cands_per_stra: σ, oversampling ratio: σ·N candidate strategies are sampled per task and N
@@ -184,6 +190,7 @@ class StrataConfig:
         prompts: see :class:`PromptConfig`.
     """
 
+    algorithm: str = "strata"
     num_stras_per_run: int = 4
     num_trajs_per_stra: int = 8
     num_cands_per_stra: int = 8
@@ -236,6 +243,22 @@ class StrataConfig:
         )
         _require(isinstance(self.seeded_sampling, bool), "seeded_sampling", "must be true or false",
                  self.seeded_sampling)
+        _require(self.algorithm in ALGORITHMS, "algorithm", f"must be one of {', '.join(ALGORITHMS)}", self.algorithm)
+        if self.algorithm == "grpo":
+            self._check_grpo()
+
+    def _check_grpo(self) -> None:
+        """The flat baseline has no strategy level: anything that would need one is a config mistake."""
+        for key in ("num_stras_per_run", "num_cands_per_stra"):
+            _require(getattr(self, key) == 1, key, "must be 1 with strata.algorithm=grpo (no strategy level)",
+                     getattr(self, key))
+        _require(not self.judge.enable, "judge.enable", "must be false with strata.algorithm=grpo (the "
+                 "judge reviews a strategy)", self.judge.enable)
+        templates = self.prompts.templates()
+        for name in ("action", "observation_turn"):
+            _require("{strategy}" not in getattr(templates, name), f"prompts.{name}",
+                     "must not show {strategy} with strata.algorithm=grpo (use prompts.preset=alfworld_grpo)",
+                     self.prompts.preset)
 
     @property
     def num_candidates(self) -> int:

@@ -8,7 +8,9 @@ different plans instead of paraphrases of one (the paper's "+ diversity" ablatio
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,28 +74,54 @@ def farthest_point_select(embeddings: np.ndarray, k: int) -> list[int]:
     return picked
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which candidates were kept, and how close each came to the kept set.
+
+    Attributes:
+        kept: indices of the kept candidates, in pick order.
+        nearest_kept_cosine: per candidate, the cosine similarity of its embedding to the most similar
+            *other* kept candidate; None where no embedding was computed (diversity off, nothing to
+            choose, a malformed candidate, or a single kept one). For reading dumps: a discarded
+            candidate near 1 was a paraphrase of a kept one.
+    """
+
+    kept: list[int]
+    nearest_kept_cosine: list[float | None]
+
+
 def select_strategies(
-    texts: Sequence[str], well_formed: Sequence[bool], k: int, embedder: TextEmbedder | None
-) -> list[int]:
+    texts: Sequence[str], well_formed: Sequence[bool], k: int, embedder: TextEmbedder | None, seed: int = 0
+) -> Selection:
     """Which of the C candidate strategies to keep: ``k`` indices into ``texts``, in pick order.
 
     Well-formed candidates (those with a ``<strategy>`` tag; ``texts`` holds their parsed strategy) are
-    chosen by :func:`farthest_point_select` over their embeddings. Malformed ones are chosen only when
-    fewer than ``k`` are well-formed (spec §1.1), lowest index first. With ``embedder=None`` (diversity
-    off, the paper's "hierarchy only" ablation) the first ``k`` well-formed candidates are kept: the
-    candidates are i.i.d. samples, so the first ones are a uniformly random choice.
+    chosen by :func:`farthest_point_select` over their embeddings. With ``embedder=None`` (diversity off,
+    the paper's "hierarchy only" ablation) ``k`` of them are drawn uniformly at random with ``seed``, so
+    the ablation changes only how the kept ones are chosen. Malformed candidates are chosen only when
+    fewer than ``k`` are well-formed (spec §1.1), lowest index first.
     """
     if len(texts) != len(well_formed):
         raise ValueError(f"{len(texts)} texts but {len(well_formed)} well_formed flags")
     valid = [i for i, ok in enumerate(well_formed) if ok]
-    if embedder is None or len(valid) <= k:
-        chosen = valid[:k]
+    nearest: list[float | None] = [None] * len(texts)
+    if len(valid) <= k:
+        chosen = valid
+    elif embedder is None:
+        chosen = random.Random(seed).sample(valid, k)
     else:
         embeddings = embedder.embed([texts[i] for i in valid])
-        chosen = [valid[i] for i in farthest_point_select(embeddings, k)]
+        picks = farthest_point_select(embeddings, k)
+        chosen = [valid[i] for i in picks]
+        if k > 1:
+            unit = normalize_rows(embeddings)
+            similarity = unit @ unit[picks].T  # [valid, kept]
+            for row, i in enumerate(valid):
+                others = [column for column, pick in enumerate(picks) if pick != row]
+                nearest[i] = float(similarity[row, others].max())
     fillers = [i for i, ok in enumerate(well_formed) if not ok][: k - len(chosen)]
     if fillers:
         logger.debug(
             "only %d well-formed strategies for %d slots; keeping malformed %s", len(valid), k, fillers
         )
-    return chosen + fillers
+    return Selection(chosen + fillers, nearest)

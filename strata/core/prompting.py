@@ -106,6 +106,8 @@ def load_prompt_templates(
 ) -> PromptTemplates:
     """Templates of a shipped preset (or of a YAML file when ``preset`` is a path), with overrides.
 
+    A preset file holds one string per template, or a ``base: <preset>`` line and the templates it changes.
+
     ``overrides`` maps template names to replacement strings; None values keep the preset's string, so
     a config section with unset keys can be passed as is.
 
@@ -141,7 +143,9 @@ def _read_preset(preset: str) -> dict[str, Any]:
     data = yaml.safe_load(text)
     if not isinstance(data, dict):
         raise ValueError(f"prompt preset {preset!r} must be a mapping of template names to strings")
-    return data
+    base = data.pop("base", None)
+    # A preset may name a ``base`` preset and replace only some of its templates (e.g. alfworld_grpo).
+    return {**_read_preset(base), **data} if base is not None else data
 
 
 def build_strategy_messages(templates: PromptTemplates, task: str, observation: str) -> list[Message]:
@@ -152,7 +156,7 @@ def build_strategy_messages(templates: PromptTemplates, task: str, observation: 
 def build_action_messages(
     templates: PromptTemplates,
     task: str,
-    strategy: str,
+    strategy: str | None,
     history: Sequence[tuple[str, str]],
     observation: str,
     admissible_actions: Sequence[str],

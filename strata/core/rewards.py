@@ -72,3 +72,26 @@ def judge_penalties(flagged_steps: Iterable[int] | None, num_steps: int, kappa: 
     """
     flagged = set(flagged_steps or ())
     return [-kappa if step in flagged else 0.0 for step in range(1, num_steps + 1)]
+
+
+# How an episode's outcome becomes R(τ) (``env.reward``): ``success`` is the spec's 1 if won else 0;
+# ``score`` is the environment's own progress score normalised to [0, 1] (ScienceWorld: score / 100).
+REWARD_MODES = ("success", "score")
+
+
+def outcome_reward(won: bool, score: float | None, mode: str = "success") -> float:
+    """R(τ) of one episode.
+
+    ``success``: 1.0 if won else 0.0 (spec §1.4). ``score``: the last normalised progress score clipped to
+    [0, 1], and 1.0 when won: a game the environment ended as lost reports a negative score, which counts as
+    no progress, and an environment without a score (``None``: ALFWorld, or no step taken) has only its
+    outcome. Why a switch: a partial score separates trajectories that all failed, which a 0/1 outcome
+    cannot, but rewards progress that may not lead to the goal.
+    """
+    if mode not in REWARD_MODES:
+        raise ValueError(f"unknown reward mode {mode!r} (env.reward); valid: {', '.join(REWARD_MODES)}")
+    if won:
+        return 1.0
+    if mode == "success" or score is None:
+        return 0.0
+    return min(1.0, max(0.0, score))

@@ -11,6 +11,7 @@ Public API:
     records      StepResult, EpisodeStart, EpisodeOutcome
     metrics      success_table (overall and per subtask), end_reasons
     engine       AlfworldEngine, GameSession (one in-process game; what workers run)
+    actions      match_command (an action as people write it -> the admissible command it means)
     gen          sample_spec, write_game, generate_split (offline game generator)
     bundled      bundled_data_path (the small generated set for tests and the demo)
 """

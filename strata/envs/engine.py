@@ -9,6 +9,10 @@ costs about as much as a load). Every `PddlEnv` also loads its own copy of fast-
 library (a 33 MB file copied into ``$TMPDIR`` and mapped; that is page cache, or RAM where ``$TMPDIR`` is
 a tmpfs), which is never unloaded. So an `AlfworldEngine` is built once and then reused for any number
 of games: `load` a new game file, or only `reset` when the same game comes again.
+
+The admissible commands it reports leave out ``help`` (alfworld 0.4.2's grammar offers it in every
+state): it only prints the command list the prompt already shows, so the model never sees it and the
+random policy never plays it. The engine still answers ``help`` when it is sent.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 
+from strata.envs.actions import match_command
 from strata.envs.records import (
     REASON_STEP_LIMIT,
     REASON_WON,
@@ -27,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 TASK_PREFIX = "Your task is to: "
 DEFAULT_MAX_STEPS = 50  # ALFWorld's and StraTA's episode horizon H
+HIDDEN_COMMANDS = frozenset({"help"})  # never reported as admissible (see the module docstring)
 
 
 def task_description_of(observation: str, game_file: str = "<game>") -> str:
@@ -75,27 +81,39 @@ class AlfworldEngine:
         return EpisodeStart(
             task_description=task_description_of(observation, self.game_file),
             initial_observation=observation,
-            admissible_commands=tuple(state["admissible_commands"]),
+            admissible_commands=_shown(state["admissible_commands"]),
             walkthrough=walkthrough,
         )
 
     def step(self, command: str) -> tuple[str, bool, tuple[str, ...]]:
         """Apply one command: (feedback, won, admissible commands); unknown ones give "Nothing happens."."""
         state, _, _ = self._env.step(command)
-        return state.feedback, bool(state["won"]), tuple(state["admissible_commands"])
+        return state.feedback, bool(state["won"]), _shown(state["admissible_commands"])
+
+
+def _shown(commands: list[str]) -> tuple[str, ...]:
+    """textworld's admissible commands without `HIDDEN_COMMANDS`, in textworld's order."""
+    return tuple(command for command in commands if command not in HIDDEN_COMMANDS)
 
 
 class GameSession:
     """An episode on an `AlfworldEngine`: start from the initial state, step until won or the step cap.
 
     Every `step` call counts, valid or not, as in ALFWorld's gym wrapper (``max_episode_steps``).
+    With ``normalize_actions`` an action is first mapped to the admissible command it means
+    (`strata.envs.actions.match_command`: ``Go to cabinet 1.`` -> ``go to cabinet 1``); without it the
+    engine gets the action as written.
     """
 
-    def __init__(self, engine: AlfworldEngine, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+    def __init__(
+        self, engine: AlfworldEngine, max_steps: int = DEFAULT_MAX_STEPS, normalize_actions: bool = True
+    ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         self.engine = engine
         self.max_steps = max_steps
+        self.normalize_actions = normalize_actions
+        self.admissible_commands: tuple[str, ...] = ()
         self.num_steps = 0
         self.won = False
         self.done = True
@@ -108,16 +126,26 @@ class GameSession:
         start = self.engine.reset(with_walkthrough=with_walkthrough)
         logger.debug("started %s in %.2fs", game_file, time.perf_counter() - began)
         self.num_steps, self.won, self.done = 0, False, False
+        self.admissible_commands = start.admissible_commands
         return start
 
     def step(self, action: str) -> StepResult:
         if self.done:
             raise RuntimeError(f"step({action!r}) on a finished episode of {self.engine.game_file}")
-        observation, won, admissible = self.engine.step(action)
+        command = match_command(action, self.admissible_commands) if self.normalize_actions else action
+        admissible = command in self.admissible_commands
+        observation, won, self.admissible_commands = self.engine.step(command)
         self.num_steps += 1
         self.won = won
         self.done = won or self.num_steps >= self.max_steps
-        return StepResult(observation=observation, won=won, done=self.done, admissible_commands=admissible)
+        return StepResult(
+            observation=observation,
+            won=won,
+            done=self.done,
+            admissible_commands=self.admissible_commands,
+            command=command,
+            admissible=admissible,
+        )
 
     @property
     def end_reason(self) -> str:

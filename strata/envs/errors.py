@@ -29,3 +29,7 @@ class UnwinnableGameError(EnvError):
 
 class TaskListError(EnvError):
     """A task-list parquet file that is missing or lacks the columns the trainer reads."""
+
+
+class EngineLostError(EnvError):
+    """The process behind an engine died (ScienceWorld's JVM): its worker exits so the pool replaces it."""

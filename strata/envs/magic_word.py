@@ -16,7 +16,8 @@ strategy (and to follow its strategy) wins all of them, so the validation succes
 the advantages push the right tokens in the right direction.
 
 Saying any listed word ends the episode (won or lost); any other command is answered "Nothing happens."
-and costs a step, as in ALFWorld, until ``max_steps``.
+and costs a step, as in ALFWorld, until ``max_steps``. As in the ALFWorld pool, ``normalize_actions`` maps
+an action to the admissible command it means first (``Say candle.`` -> ``say candle``).
 
 A game is a small JSON file, so the task lists the trainer reads (`strata.envs.task_list`) name real
 files, exactly as for ALFWorld. The file keeps the goal sentence in a ``grammar`` field in ALFWorld's
@@ -45,6 +46,7 @@ from pathlib import Path
 import yaml
 
 from strata.core.prompting import load_prompt_templates
+from strata.envs.actions import match_command
 from strata.envs.records import StepResult
 from strata.envs.tasks import Task, check_split
 
@@ -145,10 +147,11 @@ def load_game(game_file: str) -> MagicWordGame:
 class MagicWordEpisode:
     """One episode, with the interface of `strata.envs.pool.PooledEpisode` that the rollout uses."""
 
-    def __init__(self, task: Task, game: MagicWordGame, max_steps: int) -> None:
+    def __init__(self, task: Task, game: MagicWordGame, max_steps: int, normalize_actions: bool) -> None:
         self.task = task
         self.game = game
         self.max_steps = max_steps
+        self.normalize_actions = normalize_actions
         self.task_description = game.task_description
         self.initial_observation = game.initial_observation
         self.admissible_commands = game.admissible_commands
@@ -157,14 +160,19 @@ class MagicWordEpisode:
         self.num_steps = 0
         self.won = False
         self.done = False
+        self.score: float | None = None  # no progress score: R(τ) is the outcome
 
     async def step(self, action: str) -> StepResult:
         """Say something; every call costs a step, and saying a listed word ends the episode."""
         if self.done:
             raise RuntimeError(f"episode of {self.task.game_file} is over; start a new episode")
         self.num_steps += 1
-        command = " ".join(action.split())
-        if command in self.admissible_commands:
+        if self.normalize_actions:
+            command = match_command(action, self.admissible_commands)
+        else:
+            command = " ".join(action.split())
+        admissible = command in self.admissible_commands
+        if admissible:
             self.won = command == f"say {self.game.magic_word}"
             observation = "The door opens." if self.won else "The sign fades. The door stays closed."
             self.done = True
@@ -176,18 +184,21 @@ class MagicWordEpisode:
             won=self.won,
             done=self.done,
             admissible_commands=() if self.done else self.admissible_commands,
+            command=command,
+            admissible=admissible,
         )
 
 
 class MagicWordEnv:
     """Plays magic-word games with ``async with env.episode(task) as episode`` (the `EnvPool` interface)."""
 
-    def __init__(self, max_steps: int = 1) -> None:
+    def __init__(self, max_steps: int = 1, normalize_actions: bool = True) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         self.max_steps = max_steps
+        self.normalize_actions = normalize_actions
 
     @contextlib.asynccontextmanager
     async def episode(self, task: Task) -> AsyncIterator[MagicWordEpisode]:
         """A fresh episode of ``task``'s game (every start is the same initial state)."""
-        yield MagicWordEpisode(task, load_game(task.game_file), self.max_steps)
+        yield MagicWordEpisode(task, load_game(task.game_file), self.max_steps, self.normalize_actions)

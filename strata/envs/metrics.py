@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from strata.envs.errors import UnknownNameError
 from strata.envs.records import EpisodeOutcome
+from strata.envs.sciworld.tasks import TASK_TYPES as SCIWORLD_SUBTASKS
 from strata.envs.tasks import SUBTASKS
 
 AVERAGE = "average"
@@ -41,7 +42,8 @@ class SubtaskStats:
 
 @dataclass(frozen=True)
 class SuccessTable:
-    """Overall and per-subtask results, in the order pick, look, clean, heat, cool, pick2."""
+    """Overall and per-subtask results, in the order pick, look, clean, heat, cool, pick2 (ScienceWorld:
+    its 30 task types in the simulator's order)."""
 
     overall: SubtaskStats
     by_subtask: tuple[SubtaskStats, ...]
@@ -65,11 +67,12 @@ class SuccessTable:
 
     def format(self) -> str:
         """A plain-text table, one line per subtask and a final average line."""
-        lines = [f"{'subtask':<8} {'episodes':>8} {'wins':>6} {'success':>8} {'steps':>7}"]
+        width = max(8, *(len(row.subtask) for row in self.rows()))
+        lines = [f"{'subtask':<{width}} {'episodes':>8} {'wins':>6} {'success':>8} {'steps':>7}"]
         for row in self.rows():
             rate = "-" if row.success_rate is None else f"{100 * row.success_rate:7.1f}%"
             steps = "-" if row.mean_steps is None else f"{row.mean_steps:7.1f}"
-            lines.append(f"{row.subtask:<8} {row.episodes:>8} {row.wins:>6} {rate:>8} {steps:>7}")
+            lines.append(f"{row.subtask:<{width}} {row.episodes:>8} {row.wins:>6} {rate:>8} {steps:>7}")
         return "\n".join(lines)
 
 
@@ -89,10 +92,13 @@ def _stats(name: str, records: list[EpisodeRecord]) -> SubtaskStats:
 def success_table(records: Iterable[EpisodeRecord]) -> SuccessTable:
     """Success rate and mean episode length, overall and per subtask, from what the episodes did."""
     records = list(records)
-    unknown = sorted({r.subtask for r in records} - set(SUBTASKS))
+    names = {r.subtask for r in records}
+    # One environment's subtasks, in its order: ALFWorld's six, or ScienceWorld's 30 task types.
+    subtasks = SCIWORLD_SUBTASKS if names and names <= set(SCIWORLD_SUBTASKS) else SUBTASKS
+    unknown = sorted(names - set(subtasks))
     if unknown:
-        raise UnknownNameError(f"records with unknown subtasks {unknown}; known: {', '.join(SUBTASKS)}")
-    by_subtask = tuple(_stats(sub, [r for r in records if r.subtask == sub]) for sub in SUBTASKS)
+        raise UnknownNameError(f"records with unknown subtasks {unknown}; known: {', '.join(subtasks)}")
+    by_subtask = tuple(_stats(sub, [r for r in records if r.subtask == sub]) for sub in subtasks)
     return SuccessTable(overall=_stats(AVERAGE, records), by_subtask=by_subtask)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from strata.envs.policies import POLICY_NAMES, make_policy
+from strata.envs.policies import PLAN_POLICIES, POLICY_NAMES, make_policy
 from strata.envs.pool import EnvPool
 from strata.envs.records import EpisodeOutcome
 from strata.envs.tasks import Task
@@ -13,9 +13,10 @@ from strata.envs.tasks import Task
 
 async def play_episode(pool: EnvPool, task: Task, policy: str, seed: int = 0) -> EpisodeOutcome:
     """One episode of ``task`` under a scripted ``policy``, until done; its outcome."""
-    async with pool.episode(task, with_walkthrough=policy == "walkthrough") as episode:
+    async with pool.episode(task, with_walkthrough=policy in PLAN_POLICIES) as episode:
         if not episode.done:
-            actor = make_policy(policy, episode.walkthrough, seed=seed * 1_000_003 + task.index)
+            actor = make_policy(policy, episode.walkthrough, seed=seed * 1_000_003 + task.index,
+                                sciworld=task.is_sciworld)
             while not episode.done:
                 await episode.step(actor.act(episode.admissible_commands))
         return episode.outcome()

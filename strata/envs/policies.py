@@ -1,7 +1,9 @@
 """Scripted policies for evaluating the environment layer itself (no model involved).
 
 ``walkthrough`` replays the game's winning plan (it must win every valid game: a check of the games and
-of the pool); ``random`` picks uniformly among the admissible commands (a floor for success rates).
+of the pool); ``gold`` is the same for ScienceWorld (its simulator's gold action sequence); ``random`` picks
+uniformly among the admissible commands (a floor for success rates); on ScienceWorld, whose admissible list
+is the objects in view, it fills a random action template with random objects.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Protocol
 
 from strata.envs.errors import UnknownNameError
 
-POLICY_NAMES: tuple[str, ...] = ("walkthrough", "random")
+POLICY_NAMES: tuple[str, ...] = ("walkthrough", "gold", "random")
+PLAN_POLICIES: tuple[str, ...] = ("walkthrough", "gold")  # replay the plan the episode starts with
 
 
 class ScriptedPolicy(Protocol):
@@ -43,12 +46,26 @@ class RandomPolicy:
         return self.rng.choice(sorted(admissible_commands)) if admissible_commands else "look"
 
 
-def make_policy(name: str, walkthrough: tuple[str, ...] | None, seed: int) -> ScriptedPolicy:
+@dataclass
+class SciWorldRandomPolicy:
+    """A random ScienceWorld action (`strata.envs.sciworld.view.random_action`), from its own seeded stream."""
+
+    rng: random.Random
+
+    def act(self, admissible_commands: tuple[str, ...]) -> str:
+        from strata.envs.sciworld.view import random_action
+
+        return random_action(admissible_commands, self.rng)
+
+
+def make_policy(
+    name: str, walkthrough: tuple[str, ...] | None, seed: int, sciworld: bool = False
+) -> ScriptedPolicy:
     """A fresh policy for one episode; ``seed`` makes the random policy reproducible per episode."""
-    if name == "walkthrough":
+    if name in PLAN_POLICIES:
         if not walkthrough:
             raise ValueError("the walkthrough policy needs the episode's walkthrough (start it with_walkthrough)")
         return WalkthroughPolicy(walkthrough)
     if name == "random":
-        return RandomPolicy(random.Random(seed))
+        return SciWorldRandomPolicy(random.Random(seed)) if sciworld else RandomPolicy(random.Random(seed))
     raise UnknownNameError(f"unknown policy {name!r}; known policies: {', '.join(POLICY_NAMES)}")

@@ -51,6 +51,7 @@ from strata.envs.protocol import (
 from strata.envs.records import (
     REASON_ABANDONED,
     REASON_ENGINE_ERROR,
+    REASON_LOST,
     REASON_POOL_CLOSED,
     REASON_STEP_LIMIT,
     REASON_TIMEOUT,
@@ -61,7 +62,7 @@ from strata.envs.records import (
     StepResult,
 )
 from strata.envs.tasks import Task
-from strata.envs.worker import worker_main
+from strata.envs.worker import engine_kind, worker_main
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class _Worker:
         self.status = ctx.Array("d", 2, lock=False)
         self.process = ctx.Process(
             target=worker_main,
-            args=(request_reader, reply_writer, self.status, pool.max_steps),
+            args=(request_reader, reply_writer, self.status, pool.max_steps, pool.normalize_actions, pool.engine),
             name=f"strata-env-worker-{slot}",
             daemon=True,
         )
@@ -231,6 +232,7 @@ class PooledEpisode:
         self.walkthrough: tuple[str, ...] | None = None
         self.num_steps = 0
         self.won = False
+        self.score: float | None = None  # the environment's normalised score (ScienceWorld), after each step
         self._done = False
         self._failure: str | None = None
         self._lost_reason: str | None = None  # set by the worker's reader thread
@@ -244,10 +246,13 @@ class PooledEpisode:
     def done(self) -> bool:
         return self._done or self.failure is not None
 
-    def _fail(self, reason: str) -> StepResult:
+    def _fail(self, reason: str, command: str = "") -> StepResult:
         self._failure = self._failure or reason
         self.admissible_commands = ()
-        return StepResult(observation="", won=False, done=True, admissible_commands=(), failure=self.failure)
+        return StepResult(
+            observation="", won=False, done=True, admissible_commands=(), command=command, admissible=False,
+            failure=self.failure,
+        )
 
     async def _start(self, with_walkthrough: bool) -> None:
         reply = await self._pool._request(
@@ -264,6 +269,7 @@ class PooledEpisode:
         self.initial_observation = start.initial_observation
         self.admissible_commands = start.admissible_commands
         self.walkthrough = start.walkthrough
+        self.score = start.score
 
     async def step(self, action: str) -> StepResult:
         """Send one text command; every call costs a step, valid or not.
@@ -278,16 +284,17 @@ class PooledEpisode:
                 "start a new episode instead of stepping this one"
             )
         if self._lost_reason:
-            return self._fail(self._lost_reason)
+            return self._fail(self._lost_reason, action)
         reply = await self._pool._request(
             self, lambda seq: StepRequest(seq, self.episode_id, action), self._step_timeout_s
         )
         self.num_steps += 1
         if isinstance(reply, str):
-            return self._fail(reply)
+            return self._fail(reply, action)
         result = reply.result
         assert isinstance(result, StepResult)
         self.won, self._done, self.admissible_commands = result.won, result.done, result.admissible_commands
+        self.score = result.score
         return result
 
     def outcome(self) -> EpisodeOutcome:
@@ -297,7 +304,7 @@ class PooledEpisode:
         elif self.won:
             reason = REASON_WON
         elif self._done:
-            reason = REASON_STEP_LIMIT
+            reason = REASON_STEP_LIMIT if self.num_steps >= self._pool.max_steps else REASON_LOST
         else:
             reason = REASON_ABANDONED
         return EpisodeOutcome(
@@ -306,6 +313,7 @@ class PooledEpisode:
             subtask=self.task.subtask,
             won=self.won,
             num_steps=self.num_steps,
+            score=self.score,
             reason=reason,
         )
 
@@ -319,7 +327,11 @@ class EnvPool:
         start_timeout_s: the same for loading and resetting a game (~0.5 s for small games, more for
             whole ALFRED rooms).
         max_steps: step cap of every episode (ALFWorld and StraTA: 50).
+        normalize_actions: map each action to the admissible command it means before the engine sees it
+            (``Go to cabinet 1.`` -> ``go to cabinet 1``; see `strata.envs.actions`); False sends it as is.
         mp_context: multiprocessing start method, "spawn" (default) or "forkserver".
+        engine: the environment the workers run: "alfworld" (default) or "sciworld" (ScienceWorld, one JVM
+            per worker; a game is a `strata.envs.sciworld.tasks` game id).
     """
 
     def __init__(
@@ -329,6 +341,8 @@ class EnvPool:
         start_timeout_s: float = 120.0,
         max_steps: int = DEFAULT_MAX_STEPS,
         mp_context: str = "spawn",
+        normalize_actions: bool = True,
+        engine: str = "alfworld",
     ) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
@@ -341,6 +355,9 @@ class EnvPool:
         self.step_timeout_s = step_timeout_s
         self.start_timeout_s = start_timeout_s
         self.max_steps = max_steps
+        self.normalize_actions = normalize_actions
+        engine_kind(engine)  # an unknown name fails here, not in every worker
+        self.engine = engine
         self.workers_replaced = 0
         self._ctx = multiprocessing.get_context(mp_context)
         self._lock = threading.Lock()
@@ -377,7 +394,7 @@ class EnvPool:
             if not dead.ready.is_set():
                 self._broken = (
                     f"env worker exited with code {exit_code} before it was ready: the engine cannot start "
-                    "in a fresh process (see the worker's error above; is alfworld installed?)"
+                    f"in a fresh process (see the worker's error above; is {self.engine} installed?)"
                 )
                 logger.error(self._broken)
                 return

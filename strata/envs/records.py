@@ -8,6 +8,7 @@ from dataclasses import dataclass
 # Why an episode ended (`EpisodeOutcome.reason`). Engine errors carry their message after the prefix.
 REASON_WON = "won"
 REASON_STEP_LIMIT = "step_limit"
+REASON_LOST = "lost"  # the game ended without the goal before the step cap (ScienceWorld: a wrong `focus on`)
 REASON_TIMEOUT = "timeout"
 REASON_WORKER_LOST = "worker_lost"
 REASON_ENGINE_ERROR = "engine_error"  # written as "engine_error: <type>: <message>"
@@ -26,12 +27,15 @@ class EpisodeStart:
             Your task is to: put a clean mug in coffeemachine."``
         admissible_commands: the commands the engine accepts now (sorted, as textworld returns them).
         walkthrough: the planner's winning command list when it was asked for, else ``None``.
+        score: the environment's normalised progress score at the start (as `StepResult.score`), ``None``
+            where it has none (ALFWorld): an episode that never steps the engine still has a score.
     """
 
     task_description: str
     initial_observation: str
     admissible_commands: tuple[str, ...]
     walkthrough: tuple[str, ...] | None = None
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -43,15 +47,25 @@ class StepResult:
         won: the goal holds now (reward 1).
         done: the episode is over: won, step cap reached, or failed.
         admissible_commands: commands accepted from the new state (empty once done by failure).
+        command: what was sent to the engine: the action, or the admissible command it was mapped to
+            (`strata.envs.actions.match_command`, when the environment normalises actions).
+        admissible: ``command`` was among the admissible commands of the state it was issued in
+            (False on a failed step: the engine did not answer).
         failure: ``None`` for a normal step; else why the episode was cut short
             (``"timeout"``, ``"worker_lost"``, ``"engine_error: ..."``). A failed step has ``done=True``.
+        score: the environment's own progress score after the step, normalised to [0, 1] (ScienceWorld's
+            0-100 score / 100; negative when the game was lost), or ``None`` where the environment has only
+            won / not won (ALFWorld).
     """
 
     observation: str
     won: bool
     done: bool
     admissible_commands: tuple[str, ...]
+    command: str
+    admissible: bool
     failure: str | None = None
+    score: float | None = None
 
     @property
     def reward(self) -> float:
@@ -65,12 +79,14 @@ class EpisodeOutcome:
 
     Args:
         game_file: the game played.
-        task_type: its ALFWorld task type.
-        subtask: its StraTA subtask name (pick, look, clean, heat, cool, pick2).
+        task_type: its ALFWorld or ScienceWorld task type.
+        subtask: its StraTA subtask name (ALFWorld: pick, look, clean, heat, cool, pick2; ScienceWorld: the
+            task type).
         won: the goal was reached.
         num_steps: ``step`` calls made (invalid commands count: each costs a step).
         reason: ``"won"``, ``"step_limit"``, ``"timeout"``, ``"worker_lost"``, ``"engine_error: ..."``,
-            ``"abandoned"`` or ``"pool_closed"``.
+            ``"abandoned"``, ``"pool_closed"`` or ``"lost"`` (ScienceWorld ended the game).
+        score: the last normalised environment score (`StepResult.score`), ``None`` for ALFWorld.
     """
 
     game_file: str
@@ -79,8 +95,9 @@ class EpisodeOutcome:
     won: bool
     num_steps: int
     reason: str
+    score: float | None = None
 
     @property
     def failed(self) -> bool:
         """Ended by an infrastructure problem rather than by the agent (won or out of steps)."""
-        return self.reason not in (REASON_WON, REASON_STEP_LIMIT, REASON_ABANDONED)
+        return self.reason not in (REASON_WON, REASON_STEP_LIMIT, REASON_LOST, REASON_ABANDONED)

@@ -13,26 +13,39 @@ from typing import Any
 
 from strata.envs.discovery import task_description_of_game
 from strata.envs.errors import EnvError, TaskListError
+from strata.envs.sciworld.tasks import parse_game_id
 from strata.envs.tasks import Task
 
 DATA_SOURCE = "alfworld"
+SCIWORLD_DATA_SOURCE = "sciworld"
 AGENT_NAME = "strata_agent"
 COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
 
 
 def task_row(task: Task) -> dict[str, Any]:
-    """One parquet row for ``task`` (reads the task description from its game file)."""
+    """One parquet row for ``task`` (reads the task description from its game file).
+
+    A ScienceWorld game has no file: its row says task type and variation (also in ``extra_info``), since
+    its goal sentence exists only once the simulator has loaded the variation.
+    """
+    extra_info = {
+        "game_file": task.game_file,
+        "task_type": task.task_type,
+        "subtask": task.subtask,
+        "split": task.split,
+        "index": task.index,
+    }
+    if task.is_sciworld:
+        variation = parse_game_id(task.game_file)[1]
+        description = f"ScienceWorld task {task.task_type}, variation {variation}"
+        extra_info["variation"] = variation
+    else:
+        description = task_description_of_game(task.game_file)
     return {
-        "data_source": DATA_SOURCE,
-        "prompt": [{"role": "user", "content": task_description_of_game(task.game_file)}],
+        "data_source": SCIWORLD_DATA_SOURCE if task.is_sciworld else DATA_SOURCE,
+        "prompt": [{"role": "user", "content": description}],
         "agent_name": AGENT_NAME,
-        "extra_info": {
-            "game_file": task.game_file,
-            "task_type": task.task_type,
-            "subtask": task.subtask,
-            "split": task.split,
-            "index": task.index,
-        },
+        "extra_info": extra_info,
     }
 
 
@@ -70,7 +83,7 @@ def read_task_list(path: str | Path) -> list[Task]:
             )
         except (KeyError, TypeError, ValueError, EnvError) as exc:
             raise TaskListError(f"{source}: row {row} has a bad extra_info ({exc}); rebuild the task list") from exc
-        if not Path(task.game_file).is_file():
+        if not task.is_sciworld and not Path(task.game_file).is_file():
             raise TaskListError(
                 f"{source}: row {row} names {task.game_file}, which does not exist; "
                 "re-run `strata prepare-data` where the games are now"

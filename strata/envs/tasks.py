@@ -2,6 +2,9 @@
 
 ALFWorld names its six task types after ALFRED's goal library; the StraTA paper (and every ALFWorld table)
 reports them under short subtask names. The mapping lives here once; every other module asks it.
+
+A `Task` is a ScienceWorld game too (`strata.envs.sciworld.tasks`): its task type is one of ScienceWorld's
+30, which is also its subtask, and its ``game_file`` is a game id (``sciworld:<task type>:<variation>``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from strata.envs.errors import UnknownNameError
+from strata.envs.sciworld import tasks as sciworld_tasks
 
 # ALFWorld task type -> StraTA subtask, in the order ALFWorld numbers them (alfred_tw_env.TASK_TYPES 1..6).
 TASK_TYPE_TO_SUBTASK: dict[str, str] = {
@@ -69,12 +73,12 @@ def check_split(split: str) -> str:
 
 @dataclass(frozen=True)
 class Task:
-    """One ALFWorld game to play: everything the trainer and the pool need to start an episode.
+    """One ALFWorld or ScienceWorld game to play: everything the trainer and the pool need to start an episode.
 
     Args:
-        game_file: absolute path of the game's ``game.tw-pddl``.
-        task_type: ALFWorld task type (one of `TASK_TYPES`).
-        split: the split the game was read from (one of `SPLITS`).
+        game_file: absolute path of the game's ``game.tw-pddl``; for ScienceWorld its game id.
+        task_type: ALFWorld task type (one of `TASK_TYPES`) or ScienceWorld task type.
+        split: the split the game was read from (one of `SPLITS`; ScienceWorld: train, valid, test).
         index: position of the task in its split's sorted list, stable across runs.
     """
 
@@ -84,18 +88,29 @@ class Task:
     index: int = 0
 
     def __post_init__(self) -> None:
+        if self.is_sciworld:
+            sciworld_tasks.check_split(self.split)
+            if sciworld_tasks.parse_game_id(self.game_file)[0] != self.task_type:
+                raise ValueError(f"Task.game_file {self.game_file!r} is not a game of task type {self.task_type!r}")
+            return
         subtask_of(self.task_type)
         check_split(self.split)
         if not Path(self.game_file).is_absolute():
             raise ValueError(f"Task.game_file must be an absolute path, got {self.game_file!r}")
 
     @property
+    def is_sciworld(self) -> bool:
+        return self.task_type in sciworld_tasks.TASK_TYPES
+
+    @property
     def subtask(self) -> str:
-        """Short StraTA subtask name: pick, look, clean, heat, cool or pick2."""
-        return TASK_TYPE_TO_SUBTASK[self.task_type]
+        """Short StraTA subtask name: pick, look, clean, heat, cool or pick2; ScienceWorld: the task type."""
+        return self.task_type if self.is_sciworld else TASK_TYPE_TO_SUBTASK[self.task_type]
 
     @property
     def name(self) -> str:
-        """``<task folder>/<trial folder>``, the way ALFWorld identifies a game."""
+        """``<task folder>/<trial folder>``, the way ALFWorld identifies a game; ``<task type>/<variation>``."""
+        if self.is_sciworld:
+            return "/".join(map(str, sciworld_tasks.parse_game_id(self.game_file)))
         trial = Path(self.game_file).parent
         return f"{trial.parent.name}/{trial.name}"

@@ -6,6 +6,8 @@ initial state) or else any idle engine (a load), and builds a new engine only wh
 number of engines (and fast-downward library copies) stays at the worker's peak number of live episodes.
 An engine exception ends only its episode: the error goes back in the reply, the engine is marked as
 holding no game and returns to the stock. Game files are assumed not to change while a pool runs.
+A ScienceWorld worker runs `strata.envs.sciworld.engine`'s engine and session the same way (one JVM per
+worker); an `EngineLostError` (its JVM died) is not caught: the worker exits and the pool replaces it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from strata.envs.engine import AlfworldEngine, GameSession
+from strata.envs.errors import EngineLostError
 from strata.envs.protocol import (
     STATUS_SEQ,
     STATUS_SINCE,
@@ -37,21 +40,35 @@ def _error_text(exc: BaseException, game_file: str) -> str:
     return f"{REASON_ENGINE_ERROR}: {game_file}: {type(exc).__name__}: {message}"
 
 
+def engine_kind(name: str) -> tuple[Any, Any]:
+    """(engine class, session class) of environment ``name`` ("alfworld" or "sciworld"), imported here so a
+    worker imports only its own engine. Both pairs have the interface `WorkerState` uses."""
+    if name == "sciworld":
+        from strata.envs.sciworld.engine import SciWorldEngine, SciWorldSession
+
+        return SciWorldEngine, SciWorldSession
+    if name == "alfworld":
+        return AlfworldEngine, GameSession
+    raise ValueError(f"unknown engine {name!r}; valid: alfworld, sciworld")
+
+
 class WorkerState:
     """Live episodes and idle engines of one worker process."""
 
-    def __init__(self, max_steps: int) -> None:
+    def __init__(self, max_steps: int, normalize_actions: bool, engine: str = "alfworld") -> None:
         self.max_steps = max_steps
-        self.sessions: dict[int, GameSession] = {}
-        self.idle: list[AlfworldEngine] = []
+        self.normalize_actions = normalize_actions
+        self.new_engine, self.new_session = engine_kind(engine)
+        self.sessions: dict[int, Any] = {}
+        self.idle: list[Any] = []  # engines of ``engine``'s kind
 
-    def _take_engine(self, game_file: str) -> AlfworldEngine:
+    def _take_engine(self, game_file: str) -> Any:
         for i, engine in enumerate(self.idle):
             if engine.game_file == game_file:
                 return self.idle.pop(i)
         if self.idle:
             return self.idle.pop(0)
-        return AlfworldEngine()
+        return self.new_engine()
 
     def _release(self, episode_id: int, broken: bool) -> None:
         session = self.sessions.pop(episode_id, None)
@@ -69,7 +86,7 @@ class WorkerState:
             if isinstance(request, StartRequest):
                 game_file = request.game_file
                 engine = self._take_engine(request.game_file)
-                session = GameSession(engine, self.max_steps)
+                session = self.new_session(engine, self.max_steps, self.normalize_actions)
                 self.sessions[request.episode_id] = session
                 return Reply(request.seq, result=session.start(request.game_file, request.with_walkthrough))
             session = self.sessions.get(request.episode_id)
@@ -77,6 +94,8 @@ class WorkerState:
                 return Reply(request.seq, error=f"{REASON_ENGINE_ERROR}: no live episode {request.episode_id}")
             game_file = session.engine.game_file or game_file
             return Reply(request.seq, result=session.step(request.action))
+        except EngineLostError:
+            raise  # the engine's own process died: this worker exits and the pool replaces it
         except Exception as exc:  # an engine failure ends this episode only; the worker goes on
             error = _error_text(exc, game_file)
             logger.warning("episode %d: %s", request.episode_id, error)
@@ -84,14 +103,19 @@ class WorkerState:
             return Reply(request.seq, error=error)
 
 
-def worker_main(requests: Connection, replies: Connection, status: Any, max_steps: int) -> None:
+def worker_main(
+    requests: Connection, replies: Connection, status: Any, max_steps: int, normalize_actions: bool,
+    engine: str = "alfworld",
+) -> None:
     """Serve requests until the pipe closes (the pool closed or died).
 
-    ``status`` is the pool's shared ``[sequence, start time]`` array of doubles (see `strata.envs.protocol`).
+    ``status`` is the pool's shared ``[sequence, start time]`` array of doubles (see `strata.envs.protocol`);
+    ``max_steps`` and ``normalize_actions`` configure every episode's session; ``engine`` names the environment
+    (`engine_kind`).
     """
     logging.basicConfig(level=logging.WARNING, format=f"[env worker {os.getpid()}] %(levelname)s %(message)s")
-    state = WorkerState(max_steps)
-    state.idle.append(AlfworldEngine())  # imports the engine (~2 s) before the first episode is timed
+    state = WorkerState(max_steps, normalize_actions, engine)
+    state.idle.append(state.new_engine())  # imports the engine (~2 s; ScienceWorld: starts the JVM) before timing
     replies.send(Ready(pid=os.getpid()))
     while True:
         try:

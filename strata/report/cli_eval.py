@@ -20,14 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         report = read_evaluation_inputs(args.evaluations)
-    except (EvalSchemaError, FileNotFoundError) as error:
+    except EvalSchemaError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     markdown, data = out.with_name(out.name + ".md"), out.with_name(out.name + ".json")
-    markdown.write_text(report.to_markdown() + "\n")
-    data.write_text(report.to_json() + "\n")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(report.to_markdown() + "\n")
+        data.write_text(report.to_json() + "\n")
+    except OSError as error:
+        print(f"error: cannot write {markdown} ({error.strerror}: {error.filename})", file=sys.stderr)
+        return 2
     print(report.to_markdown())
     print(f"\nwritten: {markdown} {data}")
     return 0

@@ -77,6 +77,8 @@ INFRASTRUCTURE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("*.path", "file-system location"),
     ("*_path", "file-system location"),
     ("*_dir", "file-system location"),
+    ("run.dir", "file-system location of the run folder"),
+    ("run.dump.*", "which trajectory dumps are written (inspection only)"),
     ("*.train_files", "file-system location of the data"),
     ("*.val_files", "file-system location of the data"),
     ("*.logger", "where metrics are sent"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from strata.report.logs import Metrics
 from strata.report.markdown import markdown_table
-from strata.report.schema import SUBTASKS
+from strata.report.schema import ALL_SUBTASKS
 
 SUCCESS_KEY = "val/average/metrics/success_rate"
 _AVERAGE = "/average/"
@@ -77,7 +77,7 @@ def extract_curve(metrics: Metrics, key: str = SUCCESS_KEY) -> Curve:
         raise KeyError(f"{key!r} is never logged{hint}")
     per_subtask = {}
     if _AVERAGE in key:
-        for name in SUBTASKS:
+        for name in ALL_SUBTASKS:
             sub_key = key.replace(_AVERAGE, f"/{name}/", 1)
             values = tuple(metrics[step].get(sub_key) for step in steps)
             if any(value is not None for value in values):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from strata.report.schema import SUBTASKS, EvalResult, EvalSchemaError, SubtaskResult
+from strata.report.schema import ALL_SUBTASKS, EvalResult, EvalSchemaError, SubtaskResult
 
 
 def eval_result_from_metrics(
@@ -21,8 +21,9 @@ def eval_result_from_metrics(
         raise EvalSchemaError("the log holds no validation metrics (val/average/metrics/success_rate)")
     per_subtask = {
         name: SubtaskResult(float(metrics[f"val/{name}/metrics/success_rate"]),
-                            int(metrics[f"val/{name}/metrics/num_tasks"]))
-        for name in SUBTASKS if f"val/{name}/metrics/num_tasks" in metrics
+                            int(metrics[f"val/{name}/metrics/num_tasks"]),
+                            _optional(metrics, f"val/{name}/metrics/score"))
+        for name in ALL_SUBTASKS if f"val/{name}/metrics/num_tasks" in metrics
     }
     return EvalResult(
         seed=seed,
@@ -32,6 +33,12 @@ def eval_result_from_metrics(
         per_subtask=per_subtask,
         format_rate=float(metrics[prefix + "format_rate"]),
         mean_episode_length=float(metrics[prefix + "episode_length"]),
+        score=_optional(metrics, prefix + "score"),
         checkpoint=checkpoint,
         step=step,
     )
+
+
+def _optional(metrics: Mapping[str, float], key: str) -> float | None:
+    """A metric logged only where the environment has it (the progress score), else None."""
+    return float(metrics[key]) if key in metrics else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from strata.report.markdown import markdown_table
-from strata.report.schema import OVERALL, SUBTASKS, EvalResult, EvalSchemaError
+from strata.report.schema import ALL_SUBTASKS, OVERALL, EvalResult, EvalSchemaError, read_json
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Number:
         return self(row.mean) if row.std is None else f"{self(row.mean)} ± {self(row.std)}"
 
 
-PERCENT, SHARE, STEPS = Number(100, 2), Number(1, 3), Number(1, 1)
+PERCENT, SHARE, STEPS, SCORE = Number(100, 2), Number(1, 3), Number(1, 1), Number(100, 2)
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ class EvalReport:
         success: rows for pick, look, clean, heat, cool, pick2 present in the split, then ``all``.
         format_rate / mean_episode_length: rows of the two other metrics.
         results: the input evaluations.
+        score: rows of the mean progress score like ``success`` where every seed has one (ScienceWorld), else
+            empty.
     """
 
     split: str
@@ -67,6 +69,7 @@ class EvalReport:
     format_rate: Row
     mean_episode_length: Row
     results: tuple[EvalResult, ...]
+    score: tuple[Row, ...] = ()
 
     @property
     def overall(self) -> Row:
@@ -82,6 +85,7 @@ class EvalReport:
             "success_rate": {row.name: _row_dict(row) for row in self.success},
             "format_rate": _row_dict(self.format_rate),
             "mean_episode_length": _row_dict(self.mean_episode_length),
+            **({"score": {row.name: _row_dict(row) for row in self.score}} if self.score else {}),
             "results": [result.to_dict() for result in self.results],
         }
 
@@ -106,7 +110,13 @@ class EvalReport:
         step = f" (step {self.step})" if self.step is not None else ""
         caption = (f"Success rate (%) on `{self.split}` of {what}{step}, {len(self.seeds)} seed(s); "
                    f"± is the sample standard deviation across seeds.")
-        return caption + "\n\n" + markdown_table(header, rows)
+        table = caption + "\n\n" + markdown_table(header, rows)
+        if self.score:
+            scores = [[row.name, str(row.num_tasks), *map(SCORE, row.per_seed), SCORE.mean_std(row)]
+                      for row in self.score]
+            table += ("\n\nMean score (0-100, the environment's progress score; a win scores 100) on the same "
+                      "tasks.\n\n" + markdown_table(header, scores))
+        return table
 
 
 def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
@@ -126,12 +136,17 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         if counts != {name: r.num_tasks for name, r in first.per_subtask.items()}:
             raise EvalSchemaError(f"seed {result.seed} evaluated other tasks than seed {first.seed} "
                                   f"(per-subtask counts differ); combine runs on the same task list")
-    present = [name for name in SUBTASKS if name in first.per_subtask]
+    present = [name for name in ALL_SUBTASKS if name in first.per_subtask]
     success = [
         _row(name, first.per_subtask[name].num_tasks, [r.per_subtask[name].success_rate for r in results])
         for name in present
     ]
     success.append(_row(OVERALL, first.num_tasks, [r.success_rate for r in results]))
+    score = []
+    if all(r.score is not None for r in results):
+        score = [_row(name, first.per_subtask[name].num_tasks, [r.per_subtask[name].score for r in results])
+                 for name in present if all(r.per_subtask[name].score is not None for r in results)]
+        score.append(_row(OVERALL, first.num_tasks, [r.score for r in results]))
     return EvalReport(
         split=first.split,
         seeds=seeds,
@@ -141,6 +156,7 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         format_rate=_row("format_rate", None, [r.format_rate for r in results]),
         mean_episode_length=_row("mean_episode_length", None, [r.mean_episode_length for r in results]),
         results=tuple(results),
+        score=tuple(score),
     )
 
 
@@ -148,11 +164,14 @@ def read_evaluation_inputs(paths: Sequence[str | Path]) -> EvalReport:
     """One report from per-seed evaluation JSONs, or from a report JSON written by ``strata report-eval``."""
     results: list[EvalResult] = []
     for path in paths:
-        data = json.loads(Path(path).read_text())
-        if isinstance(data, dict) and "results" in data:
-            results += [EvalResult.from_dict(result) for result in data["results"]]
-        else:
-            results.append(EvalResult.load(path))
+        data = read_json(path)
+        entries = data["results"] if isinstance(data, dict) and "results" in data else [data]
+        try:
+            if not isinstance(entries, list):
+                raise EvalSchemaError("a report's results must be a list of evaluations")
+            results += [EvalResult.from_dict(entry) for entry in entries]
+        except EvalSchemaError as error:
+            raise EvalSchemaError(f"{path}: {error}") from None
     return combine_evaluations(results)
 
 

@@ -22,7 +22,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strata.envs.tasks import SUBTASKS  # the six subtasks, in the order every ALFWorld table uses
+from strata.envs.sciworld.tasks import TASK_TYPES as SCIWORLD_SUBTASKS
+from strata.envs.tasks import SUBTASKS  # ALFWorld's six subtasks, in the order every ALFWorld table uses
+
+# Every subtask an evaluation may hold, in table order: ALFWorld's six, then ScienceWorld's 30 task types.
+# The names do not overlap, so one evaluation's subtasks keep its environment's order.
+ALL_SUBTASKS: tuple[str, ...] = (*SUBTASKS, *SCIWORLD_SUBTASKS)
 
 SCHEMA_VERSION = 1
 OVERALL = "all"
@@ -40,10 +45,12 @@ class SubtaskResult:
     Args:
         success_rate: share of the subtask's tasks won, in [0, 1].
         num_tasks: how many of the split's tasks belong to the subtask.
+        score: mean progress score in [0, 1] where the environment has one (ScienceWorld), else None.
     """
 
     success_rate: float
     num_tasks: int
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,8 @@ class EvalResult:
         per_subtask: per subtask, its success rate and task count; subtasks absent from the split are left out.
         format_rate: share of responses with a well-formed tag.
         mean_episode_length: mean environment steps per episode.
+        score: mean progress score in [0, 1] (``val/average/metrics/score``) where the environment has one
+            (ScienceWorld), else None.
         checkpoint: the evaluated checkpoint (path or name), None when unknown.
         step: its training step, None when unknown.
         schema_version: version of this format.
@@ -70,6 +79,7 @@ class EvalResult:
     per_subtask: dict[str, SubtaskResult]
     format_rate: float
     mean_episode_length: float
+    score: float | None = None
     checkpoint: str | None = None
     step: int | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
@@ -84,11 +94,15 @@ class EvalResult:
         if self.schema_version != SCHEMA_VERSION:
             raise EvalSchemaError(f"schema_version {self.schema_version} is not supported (expected "
                                   f"{SCHEMA_VERSION}); regenerate the file with this version of strata")
-        unknown = sorted(set(self.per_subtask) - set(SUBTASKS))
+        unknown = sorted(set(self.per_subtask) - set(ALL_SUBTASKS))
         if unknown:
-            raise EvalSchemaError(f"per_subtask has unknown subtasks {unknown}; known: {', '.join(SUBTASKS)}")
+            raise EvalSchemaError(f"per_subtask has unknown subtasks {unknown}; known: {', '.join(ALL_SUBTASKS)}")
+        if self.score is not None:
+            _check_rate(self.score, "score")
         for name, result in self.per_subtask.items():
             _check_rate(result.success_rate, f"per_subtask.{name}.success_rate")
+            if result.score is not None:
+                _check_rate(result.score, f"per_subtask.{name}.score")
             _check_int(result.num_tasks, f"per_subtask.{name}.num_tasks", minimum=1)
         if self.per_subtask:
             total = sum(result.num_tasks for result in self.per_subtask.values())
@@ -101,8 +115,10 @@ class EvalResult:
                                       f"per-subtask rates ({weighted:.6f})")
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["per_subtask"] = {name: data["per_subtask"][name] for name in SUBTASKS if name in self.per_subtask}
+        """The JSON object; ``score`` fields appear only where the environment has a score."""
+        data = _without_missing_score(asdict(self))
+        data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
+                               for name in ALL_SUBTASKS if name in self.per_subtask}
         return data
 
     def to_json(self) -> str:
@@ -114,7 +130,7 @@ class EvalResult:
             raise EvalSchemaError(f"an evaluation must be a JSON object, got {type(data).__name__}")
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
-                         if name not in ("checkpoint", "step", "schema_version"))
+                         if name not in ("checkpoint", "step", "schema_version", "score"))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "
@@ -125,7 +141,8 @@ class EvalResult:
         try:
             subtasks = {name: SubtaskResult(**value) for name, value in per_subtask.items()}
         except TypeError as error:
-            raise EvalSchemaError(f"per_subtask entries need exactly success_rate and num_tasks: {error}") from None
+            raise EvalSchemaError(f"per_subtask entries need success_rate and num_tasks (and an optional score): "
+                                  f"{error}") from None
         return cls(**{**data, "per_subtask": subtasks})
 
     @classmethod
@@ -144,10 +161,25 @@ class EvalResult:
     @classmethod
     def load(cls, path: str | Path) -> EvalResult:
         """Read and validate an evaluation file; errors name the file."""
+        data = read_json(path)
         try:
-            return cls.from_json(Path(path).read_text())
+            return cls.from_dict(data)
         except EvalSchemaError as error:
             raise EvalSchemaError(f"{path}: {error}") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON value a file holds; a file that cannot be read or is not JSON is an EvalSchemaError naming it."""
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as error:
+        raise EvalSchemaError(f"{path}: cannot read it ({error.strerror})") from None
+    except ValueError as error:  # not UTF-8 text, or not JSON
+        raise EvalSchemaError(f"{path}: not JSON: {error}") from None
+
+
+def _without_missing_score(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if not (key == "score" and value is None)}
 
 
 def _check_rate(value: Any, name: str) -> None:

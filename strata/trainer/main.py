@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -20,6 +21,7 @@ from strata.trainer.preflight import preflight
 
 DEFAULT_CONFIG = "strata_trainer"
 RESOLVED_CONFIG_MARKER = "# --- resolved config ---"
+RUN_CONFIG = "config.yaml"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -52,6 +54,21 @@ def use_configured_platform(config: DictConfig) -> None:
         os.environ["VERL_PLATFORM"] = str(platform)
 
 
+def save_run_config(config: DictConfig) -> Path | None:
+    """Write the resolved config to ``run.dir/config.yaml``, so the run folder describes itself: `strata
+    show`, `strata curve` and `strata model-card` need only ``--run-dir``. A resumed run rewrites it (its
+    overrides may differ); the previous one is kept as ``config.previous.yaml``."""
+    run_dir = OmegaConf.select(config, "run.dir")
+    if not run_dir:
+        return None
+    path = Path(run_dir) / RUN_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file():
+        path.replace(path.with_suffix(".previous.yaml"))
+    OmegaConf.save(config, path, resolve=True)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -80,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from strata.trainer.task_runner import StrataTaskRunner
 
     OmegaConf.resolve(config)  # `${strata_file:...}` resolves here, where its resolver is registered
+    save_run_config(config)
     run_ppo(config, task_runner_class=StrataTaskRunner)
     return 0
 

@@ -15,8 +15,9 @@ import numpy as np
 import torch
 
 from strata.envs.metrics import success_table
+from strata.envs.records import REASON_LOST, REASON_STEP_LIMIT, REASON_WON
 from strata.workflow.episode import REASON_TOKEN_BUDGET
-from strata.workflow.rows import ENVIRONMENT_FAILURES
+from strata.workflow.rows import ENVIRONMENT_FAILURES, SUBTASK_PREFIX
 
 
 def _rate(numerator: float, denominator: float) -> float:
@@ -49,6 +50,8 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
             "strata/candidate_format_rate": _rate(totals["candidate_format_ok"], totals["num_candidates"]),
             "strata/kept_strategy_format_rate": _rate(totals["kept_format_ok"], len(strategy)),
             "strata/action_format_rate": _rate(totals["action_format_ok"], totals["num_steps"]),
+            "strata/admissible_action_rate": _rate(totals["action_admissible"], totals["num_steps"]),
+            "strata/num_dropped_strategies": totals["num_dropped_strategies"],
             "strata/action_truncation_rate": _rate(totals["action_truncated"], totals["num_steps"]),
             "strata/mean_episode_length": _rate(totals["num_steps"], totals["num_trajectories"]),
             "strata/judge_format_rate": _rate(totals["judge_parse_ok"], totals["num_judged"]),
@@ -57,6 +60,25 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
             "env/token_budget_ends": totals["num_token_budget_ends"],
             "timing_s/strata_selection": totals["selection_seconds"],
         })
+        if "num_scored" in totals:  # environments with a progress score (ScienceWorld)
+            metrics["strata/mean_score"] = _rate(totals["score_sum"], totals["num_scored"])
+        metrics.update(_per_subtask(totals))
+    return metrics
+
+
+def _per_subtask(totals: Mapping[str, float]) -> dict[str, float]:
+    """``train/<subtask>/metrics/success_rate``, ``.../episode_length`` and (with a progress score)
+    ``.../score``, named as validation's are."""
+    metrics = {}
+    subtasks = {key[len(SUBTASK_PREFIX):].rpartition("/")[0] for key in totals if key.startswith(SUBTASK_PREFIX)}
+    for subtask in sorted(subtasks):
+        count = totals[f"{SUBTASK_PREFIX}{subtask}/num_trajectories"]
+        metrics[f"train/{subtask}/metrics/success_rate"] = _rate(totals[f"{SUBTASK_PREFIX}{subtask}/num_won"], count)
+        metrics[f"train/{subtask}/metrics/episode_length"] = _rate(totals[f"{SUBTASK_PREFIX}{subtask}/num_steps"],
+                                                                   count)
+        if f"{SUBTASK_PREFIX}{subtask}/num_scored" in totals:
+            metrics[f"train/{subtask}/metrics/score"] = _rate(totals[f"{SUBTASK_PREFIX}{subtask}/score_sum"],
+                                                              totals[f"{SUBTASK_PREFIX}{subtask}/num_scored"])
     return metrics
 
 
@@ -69,7 +91,8 @@ class _Episode:
 
 def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
     """The spec's validation metrics (§3) from per-episode columns ``won``, ``subtask``,
-    ``episode_length``, ``num_responses``, ``num_well_formed`` and ``end_reason`` (one entry per task).
+    ``episode_length``, ``num_responses``, ``num_well_formed``, ``num_admissible`` and ``end_reason`` (one
+    entry per task).
 
     Episodes the row's token budget cut short, and those an environment failure ended, are counted as in
     training (``val/env/token_budget_ends``, ``val/env/failed_episodes``): a budget that ends episodes
@@ -90,7 +113,35 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
         "val/average/metrics/pass@1": success,
         "val/average/metrics/num_tasks": float(len(episodes)),
         "val/average/metrics/format_rate": _rate(sum(records["num_well_formed"]), sum(records["num_responses"])),
+        "val/average/metrics/admissible_action_rate": _rate(sum(records["num_admissible"]),
+                                                             sum(records["episode_length"])),
         "val/env/token_budget_ends": float(sum(reason == REASON_TOKEN_BUDGET for reason in reasons)),
         "val/env/failed_episodes": float(sum(reason.startswith(ENVIRONMENT_FAILURES) for reason in reasons)),
     })
+    # Why validation episodes ended: won, step_limit, lost, token_budget, or an environment failure.
+    for reason in END_REASONS:
+        metrics[f"val/end_reason/{reason}"] = float(sum(_end_reason(r) == reason for r in reasons))
+    metrics.update(_validation_scores(records))
     return metrics
+
+
+def _validation_scores(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
+    """``val/<subtask>/metrics/score`` and ``val/average/metrics/score``: the mean progress score in [0, 1] of
+    the episodes that have one (column ``score``; None where the environment reports none, e.g. ALFWorld)."""
+    by_subtask: dict[str, list[float]] = {}
+    for subtask, score in zip(records["subtask"], records.get("score") or [None] * len(records["subtask"]),
+                              strict=True):
+        if score is not None:
+            by_subtask.setdefault(subtask, []).append(float(score))
+    if not by_subtask:
+        return {}
+    metrics = {f"val/{subtask}/metrics/score": float(np.mean(scores)) for subtask, scores in by_subtask.items()}
+    metrics["val/average/metrics/score"] = float(np.mean([s for scores in by_subtask.values() for s in scores]))
+    return metrics
+
+
+END_REASONS = (REASON_WON, REASON_STEP_LIMIT, REASON_LOST, REASON_TOKEN_BUDGET, "environment_failure")
+
+
+def _end_reason(reason: str) -> str:
+    return "environment_failure" if reason.startswith(ENVIRONMENT_FAILURES) else reason

@@ -9,6 +9,9 @@ Selected with ``actor_rollout_ref.rollout.agent.default_agent_loop=strata_agent`
 ``agent_name`` column of the task list) and ``agent_loop_manager_class`` pointing at
 `StrataAgentLoopManager`, which tells the loop whether a batch is validation. verl's agent-loop workers
 find the loop through ``agent_loop_config_path`` (``strata/workflow/agent_loops.yaml``).
+
+Each call also appends its task's group to the run folder's trajectory dumps (`strata.workflow.dump`,
+``run.dump``), from the same records the rows are built from.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from strata.core.prompting import PromptTemplates
 from strata.core.seeding import derive_seed
 from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
+from strata.workflow.dump import DumpSettings, DumpWriter, task_record
 from strata.workflow.environments import make_environment
 from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
@@ -65,6 +69,12 @@ def _embedder(name: str, model: str | None) -> TextEmbedder:
     return build_embedder(name, model)
 
 
+@functools.cache
+def _dump_writer(settings: DumpSettings) -> DumpWriter:
+    """One writer (one file per step) per agent-loop worker process."""
+    return DumpWriter(settings)
+
+
 @register(AGENT_NAME)
 class StrataAgentLoop(AgentLoopBase):
     """Runs one task's StraTA group (training) or its single evaluation episode (validation)."""
@@ -76,7 +86,8 @@ class StrataAgentLoop(AgentLoopBase):
         self.templates: PromptTemplates = self.strata.prompts.templates()
         env = config.env
         self.pool = make_environment(
-            str(env.get("name", "alfworld")), int(env.num_workers), float(env.step_timeout_s), int(env.max_steps)
+            str(env.get("name", "alfworld")), int(env.num_workers), float(env.step_timeout_s), int(env.max_steps),
+            normalize_actions=bool(env.get("normalize_actions", True)),
         )
         self.per_step = self.strata.trajectory_rows == "per_step"
         self.limits = EpisodeLimits(
@@ -85,9 +96,11 @@ class StrataAgentLoop(AgentLoopBase):
             prompt_tokens=int(self.rollout_config.prompt_length),
             per_step=self.per_step,
             history_window=self.strata.prompts.history_window,
+            reward_mode=str(env.get("reward", "success")),
         )
         self.chat = ChatTokens(self.tokenizer)
         self.norm_by_std = bool(config.algorithm.get("norm_adv_by_std_in_grpo", True))
+        self.dumps = _dump_writer(DumpSettings.from_config(config.get("run")))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = Task(**{k: kwargs["extra_info"][k] for k in ("game_file", "task_type", "split", "index")})
@@ -95,14 +108,19 @@ class StrataAgentLoop(AgentLoopBase):
         policy = Policy(self.server_manager, self.chat, sampling_params, self.strata.max_tokens_per_response,
                         seed=self._seed(task, validate, kwargs.get("global_steps")),
                         seeded=self.strata.seeded_sampling)
-        shape = GroupShape.evaluation() if validate else GroupShape.training(self.strata)
-        embedder = _embedder(self.strata.diversity.embedder, self.strata.diversity.model) if shape.select else None
+        shape = GroupShape.evaluation(self.strata) if validate else GroupShape.training(self.strata)
+        embedder = _embedder(self.strata.diversity.embedder, self.strata.diversity.model) if shape.embeds else None
         rollout = await rollout_task(task, shape, policy, self.pool, self.templates, self.limits, embedder)
+        step, kind = int(kwargs.get("global_steps", 0)), "valid" if validate else "train"
+        advantages = None if validate else group_advantages(rollout, self.strata, self.norm_by_std)
+        self.dumps.maybe_write(kind, step, task,
+                               lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages))
         if validate:
             return self._evaluation_outputs(task, rollout)
-        advantages = group_advantages(rollout, self.strata, self.norm_by_std)
-        stats = rollout_stats(rollout)
         rows = training_rows(rollout, advantages, self.per_step)
+        if not rows:
+            raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
+        stats = rollout_stats(rollout, task.subtask)
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
 
     def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:
@@ -116,17 +134,20 @@ class StrataAgentLoop(AgentLoopBase):
         strategy = rollout.strategies[0]
         trajectory = strategy.trajectories[0]
         steps = trajectory.steps
+        candidates = [strategy.candidate] if strategy.candidate is not None else []  # none for GRPO
         # One record per episode; `is_correct` is what happened, never a constant.
         record = {
             "won": float(trajectory.won),
             "is_correct": bool(trajectory.won),
             "subtask": task.subtask,
             "episode_length": float(trajectory.num_steps),
-            "num_responses": 1 + len(steps),
-            "num_well_formed": int(strategy.candidate.well_formed) + sum(s.well_formed for s in steps),
+            "num_responses": len(candidates) + len(steps),
+            "num_well_formed": sum(c.well_formed for c in candidates) + sum(s.well_formed for s in steps),
+            "num_admissible": sum(bool(s.admissible) for s in steps),
             "end_reason": trajectory.end_reason,
+            "score": trajectory.progress,  # None where the environment reports no score (ALFWorld)
         }
-        rows = [strategy_row(strategy.candidate.generation, 0.0, trajectory.reward)]
+        rows = [strategy_row(c.generation, 0.0, trajectory.reward) for c in candidates]
         rows += rows_of_trajectory(trajectory, None, self.per_step)
         outputs = [self._output(row, {}) for row in rows]
         outputs[-1].extra_fields["reward_extra_info"] = record

@@ -1,9 +1,12 @@
 """The environment the rollout plays, chosen by ``env.name``.
 
-``alfworld`` (default) is the real engine in worker processes (`strata.envs.pool.EnvPool`).
+``alfworld`` (default) is the real engine in worker processes (`strata.envs.pool.EnvPool`); ``sciworld`` is
+ScienceWorld's simulator in the same pool (one JVM per worker, `strata.envs.sciworld`).
 ``magic_word`` is a one-decision toy (`strata.envs.magic_word`) whose success a tiny model can reach
 by chance; the learning check uses it to show that StraTA's advantages have the right sign.
-Both give ``async with env.episode(task) as episode`` with the same episode interface.
+Both give ``async with env.episode(task) as episode`` with the same episode interface, and both map an
+action to the admissible command it means (``Go to cabinet 1.`` -> ``go to cabinet 1``) unless
+``normalize_actions`` (``env.normalize_actions``) is false.
 """
 
 from __future__ import annotations
@@ -11,18 +14,23 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-ENVIRONMENTS = ("alfworld", "magic_word")
+ENVIRONMENTS = ("alfworld", "sciworld", "magic_word")
 
 
 @functools.cache
-def make_environment(name: str, num_workers: int, step_timeout_s: float, max_steps: int) -> Any:
+def make_environment(
+    name: str, num_workers: int, step_timeout_s: float, max_steps: int, normalize_actions: bool = True
+) -> Any:
     """One environment per agent-loop worker process, shared by all its concurrent episodes."""
-    if name == "alfworld":
+    if name in ("alfworld", "sciworld"):
         from strata.envs.pool import EnvPool
 
-        return EnvPool(num_workers=num_workers, step_timeout_s=step_timeout_s, max_steps=max_steps)
+        return EnvPool(
+            num_workers=num_workers, step_timeout_s=step_timeout_s, max_steps=max_steps,
+            normalize_actions=normalize_actions, engine=name,
+        )
     if name == "magic_word":
         from strata.envs.magic_word import MagicWordEnv
 
-        return MagicWordEnv(max_steps=max_steps)
+        return MagicWordEnv(max_steps=max_steps, normalize_actions=normalize_actions)
     raise ValueError(f"unknown env.name {name!r}; valid: {', '.join(ENVIRONMENTS)}")

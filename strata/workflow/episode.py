@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from strata.core.parsing import extract_tag, parse_judgment
 from strata.core.prompting import PromptTemplates, build_action_messages, build_judge_messages, prompt_fits
-from strata.envs.records import REASON_STEP_LIMIT, REASON_WON
+from strata.core.rewards import REWARD_MODES
+from strata.envs.records import REASON_LOST, REASON_STEP_LIMIT, REASON_WON
 from strata.workflow.chat import ChatTokens
 from strata.workflow.policy import Policy
 from strata.workflow.records import Step, Trajectory
@@ -32,7 +33,7 @@ class Phase(enum.Enum):
 
 @dataclass(frozen=True)
 class EpisodeLimits:
-    """Budgets of one episode.
+    """Budgets and settings of one episode.
 
     Args:
         max_steps: H, responses per episode (a malformed response costs a step too). Spec: 50.
@@ -43,6 +44,8 @@ class EpisodeLimits:
         per_step: re-render the action prompt at every step (``strata.trajectory_rows=per_step``)
             instead of continuing one chat.
         history_window: steps shown in a re-rendered action prompt (None: all that fit).
+        reward_mode: how the trajectory's R(τ) is computed (``env.reward``: success or score,
+            `strata.core.rewards.outcome_reward`).
     """
 
     max_steps: int
@@ -50,6 +53,11 @@ class EpisodeLimits:
     prompt_tokens: int
     per_step: bool = False
     history_window: int | None = None
+    reward_mode: str = "success"
+
+    def __post_init__(self) -> None:
+        if self.reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown env.reward {self.reward_mode!r}; valid: {', '.join(REWARD_MODES)}")
 
     def room_for_response(self, row_tokens: int, max_tokens: int) -> bool:
         """Whether a multi-turn row holding ``row_tokens`` after its first prompt still has room for a
@@ -59,12 +67,13 @@ class EpisodeLimits:
 
 
 class Episode:
-    """Plays one episode of ``env_episode`` conditioned on ``strategy``; ``judge`` adds the self-judgment."""
+    """Plays one episode of ``env_episode`` conditioned on ``strategy`` (None: on the task alone, the GRPO
+    baseline); ``judge`` adds the self-judgment."""
 
     def __init__(
         self,
         env_episode,
-        strategy: str,
+        strategy: str | None,
         policy: Policy,
         templates: PromptTemplates,
         limits: EpisodeLimits,
@@ -82,7 +91,8 @@ class Episode:
             templates, self.task, strategy, history=[], observation=env_episode.initial_observation,
             admissible_actions=env_episode.admissible_commands,
         )
-        self.trajectory = Trajectory(prompt_ids=self.chat.prompt(first_prompt))
+        self.trajectory = Trajectory(prompt_ids=self.chat.prompt(first_prompt), score=env_episode.score,
+                                     reward_mode=limits.reward_mode)
         self.response_ids: list[int] = []
         self.observation = env_episode.initial_observation
         self.admissible: tuple[str, ...] = tuple(env_episode.admissible_commands)
@@ -127,16 +137,22 @@ class Episode:
         if action is None:
             # Spec §1.3: no environment step, but the response costs a step and the agent is told why.
             observation, admissible, done = self.templates.malformed_action, self.admissible, False
+            command, was_admissible = None, None
         else:
             result = await self.env.step(action)
             observation, admissible = result.observation, result.admissible_commands
+            command, was_admissible = result.command, result.admissible
             trajectory.won = result.won
+            trajectory.score = result.score if result.score is not None else trajectory.score
             done = result.done
             if result.failure is not None:
                 trajectory.end_reason = result.failure
             elif result.won:
                 trajectory.end_reason = REASON_WON
-        step = Step(generation=generation, action=action, observation=observation)
+            elif done and trajectory.num_steps + 1 < self.limits.max_steps:
+                trajectory.end_reason = REASON_LOST  # the game ended without the goal before the step cap
+        step = Step(generation=generation, action=action, observation=observation, command=command,
+                    admissible=was_admissible)
         trajectory.steps.append(step)
         self.admissible, self.observation = tuple(admissible), observation
         if not done and trajectory.num_steps >= self.limits.max_steps:

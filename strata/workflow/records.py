@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from strata.core.rewards import outcome_reward
+
 
 @dataclass(frozen=True)
 class Generation:
@@ -60,12 +62,17 @@ class Step:
         generation: the action response.
         action: the text inside ``<action>``, None if malformed (the environment was not stepped).
         observation: what the agent was told next (the engine's text, or the malformed-answer notice).
+        command: what the environment sent to the engine for ``action`` (the admissible command it was
+            mapped to, see `strata.envs.actions`); None when the environment was not stepped.
+        admissible: ``command`` was among the admissible actions shown; None when not stepped.
         env_tokens: tokens of the environment turn that followed this response in the trajectory row.
     """
 
     generation: Generation
     action: str | None
     observation: str
+    command: str | None = None
+    admissible: bool | None = None
     env_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -80,8 +87,12 @@ class Trajectory:
     Args:
         prompt_ids: the first action prompt (task, strategy, initial observation, admissible actions).
         steps: the responses in order; step t is ``steps[t-1]``.
-        won: ALFWorld's ``won`` at the end: the outcome reward R(τ) is ``1.0 if won else 0.0``.
-        end_reason: why it ended: won, step_limit, token_budget, or an environment failure reason.
+        won: the environment's ``won`` at the end.
+        end_reason: why it ended: won, step_limit, lost, token_budget, or an environment failure reason.
+        score: the environment's last normalised progress score (`strata.envs.records.StepResult.score`),
+            None where it has none (ALFWorld) or no step reached it.
+        reward_mode: how R(τ) is computed from ``won`` and ``score`` (``env.reward``:
+            `strata.core.rewards.outcome_reward`); ``success``, the spec's default, is ``1.0 if won else 0.0``.
         flagged_steps: I(τ), 1-based steps the self-judgment flagged (empty when no judge ran).
         judge_parsed: False when the judge's answer could not be parsed (it then flags nothing).
         judge: the judge generation, kept for inspection (never trained on).
@@ -91,13 +102,21 @@ class Trajectory:
     steps: list[Step] = field(default_factory=list)
     won: bool = False
     end_reason: str = ""
+    score: float | None = None
+    reward_mode: str = "success"
     flagged_steps: list[int] = field(default_factory=list)
     judge_parsed: bool | None = None
     judge: Generation | None = None
 
     @property
     def reward(self) -> float:
-        return 1.0 if self.won else 0.0
+        return outcome_reward(self.won, self.score, self.reward_mode)
+
+    @property
+    def progress(self) -> float | None:
+        """The environment's progress score as a reward in [0, 1] (1 when won), whatever ``reward_mode`` is:
+        what the ``score`` metrics average. None where the environment reports no score."""
+        return None if self.score is None else outcome_reward(self.won, self.score, "score")
 
     @property
     def num_steps(self) -> int:
@@ -106,10 +125,19 @@ class Trajectory:
 
 @dataclass
 class StrategyRollout:
-    """A kept strategy and the M trajectories executed under it."""
+    """A kept strategy and the M trajectories executed under it.
 
-    candidate: StrategyCandidate
+    ``candidate`` is None for the flat GRPO baseline (``strata.algorithm=grpo``): its one group of
+    trajectories is played without a strategy, and no strategy row is trained.
+    """
+
+    candidate: StrategyCandidate | None
     trajectories: list[Trajectory] = field(default_factory=list)
+
+    @property
+    def strategy(self) -> str | None:
+        """The text the trajectories were conditioned on (None: no strategy)."""
+        return self.candidate.text_for_conditioning if self.candidate is not None else None
 
 
 @dataclass
@@ -121,12 +149,19 @@ class TaskRollout:
         kept: indices into ``candidates`` of the N kept strategies, in selection order.
         strategies: one `StrategyRollout` per kept strategy, same order as ``kept``.
         selection_seconds: wall time of embedding + farthest-point selection.
+        nearest_kept_cosine: per candidate, its cosine to the most similar other kept candidate (None where
+            nothing was embedded); see `strata.core.diversity.Selection`.
+        task_description: the goal sentence the task showed.
+        initial_observation: the engine's first text.
     """
 
     candidates: list[StrategyCandidate]
     kept: list[int]
     strategies: list[StrategyRollout]
     selection_seconds: float = 0.0
+    nearest_kept_cosine: list[float | None] = field(default_factory=list)
+    task_description: str = ""
+    initial_observation: str = ""
 
     @property
     def trajectories(self) -> list[Trajectory]:

@@ -4,22 +4,24 @@ One row per kept strategy (its prompt and response; every response token carries
 one row per trajectory (a multi-turn sequence: action tokens carry Â(τ_ij) + s(a_t) + j_t of their step,
 environment tokens are masked out). Discarded candidates and judge generations produce no row.
 Trajectories cut short by an environment failure (timeout, crashed worker, engine error) are left out
-of the advantage groups: their outcome says nothing about the policy.
+of the advantage groups: their outcome says nothing about the policy. A strategy left with none is
+dropped from the strategy group; the task's other strategies still train.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from strata.core.advantage import GroupAdvantages, response_advantages
 from strata.core.config import StrataConfig
 from strata.core.rewards import judge_penalties, response_shaping
 from strata.envs.records import REASON_ENGINE_ERROR, REASON_TIMEOUT, REASON_WORKER_LOST
 from strata.workflow.episode import REASON_TOKEN_BUDGET
-from strata.workflow.records import Generation, TaskRollout, Trajectory
+from strata.workflow.records import Generation, StrategyRollout, TaskRollout, Trajectory
 
 ENVIRONMENT_FAILURES = (REASON_TIMEOUT, REASON_WORKER_LOST, REASON_ENGINE_ERROR)
+SUBTASK_PREFIX = "subtask/"
+"""Prefix of the per-subtask counts in `rollout_stats`."""
 
 
 def is_environment_failure(trajectory: Trajectory) -> bool:
@@ -57,13 +59,27 @@ def _shaping(generation: Generation, well_formed: bool, config: StrataConfig) ->
     )
 
 
+def trained_trajectories(strategy: StrategyRollout) -> list[Trajectory]:
+    """The trajectories that enter the advantage groups: at least one step, not cut short by the environment."""
+    return [t for t in strategy.trajectories if not is_environment_failure(t) and t.steps]
+
+
+def scored_strategies(rollout: TaskRollout) -> list[StrategyRollout]:
+    """The kept strategies that have a score. One whose every trajectory failed in the environment has none
+    (S_i is a mean over no rewards): it is left out of the strategy group and trains no row, and the rest of
+    the task trains as usual (counted as ``num_dropped_strategies``)."""
+    return [s for s in rollout.strategies if trained_trajectories(s)]
+
+
 def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bool = True) -> GroupAdvantages:
-    """StraTA's advantages for every kept strategy and every (non-failed) trajectory of one task."""
-    kept = [[t for t in s.trajectories if not is_environment_failure(t) and t.steps] for s in rollout.strategies]
+    """StraTA's advantages for the scored strategies (`scored_strategies`, in order) and their trained
+    trajectories. For the GRPO baseline (one strategy-free group) only the trajectory level is used."""
+    strategies = scored_strategies(rollout)
+    kept = [trained_trajectories(s) for s in strategies]
     return response_advantages(
         rewards=[[t.reward for t in trajs] for trajs in kept],
         strategy_shaping=[_shaping(s.candidate.generation, s.candidate.well_formed, config)
-                          for s in rollout.strategies],
+                          if s.candidate is not None else 0.0 for s in strategies],
         action_shaping=[[[_shaping(step.generation, step.well_formed, config) for step in t.steps]
                          for t in trajs] for trajs in kept],
         judge_penalties=[[judge_penalties(t.flagged_steps, t.num_steps, config.judge.kappa) for t in trajs]
@@ -115,12 +131,13 @@ def rows_of_trajectory(trajectory: Trajectory, step_advantages: list[float] | No
 
 
 def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, per_step: bool = False) -> list[Row]:
-    """Strategy rows first, then each strategy's trajectories (one row each, or one per step)."""
+    """Strategy rows first (none without a strategy), then each strategy's trajectories (one row each, or one
+    per step); ``advantages`` is `group_advantages` of ``rollout``."""
+    strategies = scored_strategies(rollout)
     rows = [strategy_row(s.candidate.generation, a, score) for s, a, score in
-            zip(rollout.strategies, advantages.strategy, advantages.strategy_scores, strict=True)]
-    for strategy, per_trajectory in zip(rollout.strategies, advantages.actions, strict=True):
-        kept = [t for t in strategy.trajectories if not is_environment_failure(t) and t.steps]
-        for trajectory, step_advantages in zip(kept, per_trajectory, strict=True):
+            zip(strategies, advantages.strategy, advantages.strategy_scores, strict=True) if s.candidate is not None]
+    for strategy, per_trajectory in zip(strategies, advantages.actions, strict=True):
+        for trajectory, step_advantages in zip(trained_trajectories(strategy), per_trajectory, strict=True):
             rows += rows_of_trajectory(trajectory, step_advantages, per_step)
     return rows
 
@@ -133,24 +150,38 @@ def _logprobs(generation: Generation) -> list[float]:
     return generation.logprobs if generation.logprobs is not None else [0.0] * generation.num_tokens
 
 
-def rollout_stats(rollout: TaskRollout) -> dict[str, Any]:
-    """Per-task numbers the trainer aggregates into ``strata/*`` metrics (all from the records)."""
+def rollout_stats(rollout: TaskRollout, subtask: str) -> dict[str, float]:
+    """Per-task numbers the trainer sums over a step into ``strata/*`` and ``train/*`` metrics (all from the
+    records); ``subtask`` keys the per-subtask success, episode length and score. Score sums are there only
+    when the environment reports a progress score (ScienceWorld)."""
     trajectories = rollout.trajectories
     steps = [s for t in trajectories for s in t.steps]
     judged = [t for t in trajectories if t.judge is not None]
-    return {
+    kept = [s.candidate for s in rollout.strategies if s.candidate is not None]
+    scores = [t.progress for t in trajectories if t.progress is not None]
+    stats = {
         "num_candidates": len(rollout.candidates),
         "candidate_format_ok": sum(c.well_formed for c in rollout.candidates),
-        "kept_format_ok": sum(s.candidate.well_formed for s in rollout.strategies),
+        "kept_format_ok": sum(c.well_formed for c in kept),
+        "num_dropped_strategies": len(rollout.strategies) - len(scored_strategies(rollout)),
         "num_trajectories": len(trajectories),
         "num_won": sum(t.won for t in trajectories),
         "num_env_failures": sum(is_environment_failure(t) for t in trajectories),
         "num_token_budget_ends": sum(t.end_reason == REASON_TOKEN_BUDGET for t in trajectories),
         "num_steps": len(steps),
         "action_format_ok": sum(s.well_formed for s in steps),
+        "action_admissible": sum(bool(s.admissible) for s in steps),
         "action_truncated": sum(s.generation.truncated for s in steps),
         "num_judged": len(judged),
         "judge_parse_ok": sum(bool(t.judge_parsed) for t in judged),
         "judge_flagged_steps": sum(len(t.flagged_steps) for t in judged),
         "selection_seconds": rollout.selection_seconds,
+        f"{SUBTASK_PREFIX}{subtask}/num_trajectories": len(trajectories),
+        f"{SUBTASK_PREFIX}{subtask}/num_won": sum(t.won for t in trajectories),
+        f"{SUBTASK_PREFIX}{subtask}/num_steps": len(steps),
     }
+    if scores:
+        for prefix in ("", f"{SUBTASK_PREFIX}{subtask}/"):
+            stats[f"{prefix}num_scored"] = len(scores)
+            stats[f"{prefix}score_sum"] = sum(scores)
+    return stats

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from strata.assets.warm_start import magic_word_examples, response_loss, warm_start
+from strata.core.config import StrataConfig
 from strata.core.prompting import load_prompt_templates
 from strata.envs.magic_word import MagicWordEnv, load_game, write_games, write_prompt_preset
 from strata.workflow.chat import ChatTokens
@@ -47,8 +48,9 @@ def test_examples_are_the_rollouts_own_sequences(qwen_tokenizer, game_setup):
     server = RecordingServer(qwen_tokenizer)
     policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 24)
     limits = EpisodeLimits(max_steps=1, response_budget=256, prompt_tokens=512)
-    rollout = asyncio.run(rollout_task(tasks[0], GroupShape.evaluation(), policy, MagicWordEnv(max_steps=1),
-                                       templates, limits, embedder=None))
+    shape = GroupShape.evaluation(StrataConfig())
+    rollout = asyncio.run(rollout_task(tasks[0], shape, policy, MagicWordEnv(max_steps=1), templates, limits,
+                                       embedder=None))
     trajectory = rollout.strategies[0].trajectories[0]
     assert trajectory.won == (load_game(tasks[0].game_file).magic_word == WORD)
 

@@ -9,7 +9,7 @@ import pytest
 from strata.checkpoint.pointer import write_latest_pointer
 from strata.cli import COMMANDS, main
 
-TOOLS = ("inspect-checkpoint", "reshard", "export", "report-eval", "curve", "config-diff", "model-card")
+TOOLS = ("inspect-checkpoint", "reshard", "export", "report-eval", "curve", "config-diff", "model-card", "show")
 
 
 def test_strata_help_lists_every_tool_on_one_line(capsys) -> None:

@@ -143,29 +143,47 @@ DIFFERENT = "search each drawer and cabinet for a key, then put the key on the s
 
 def test_diverse_selection_keeps_one_of_each_kind() -> None:
     texts = [*NEAR_DUPLICATES, DIFFERENT]
-    picks = select_strategies(texts, [True] * 4, 2, HashedBowEmbedder())
+    selection = select_strategies(texts, [True] * 4, 2, HashedBowEmbedder())
+    picks = selection.kept
     assert 3 in picks
     assert len({*picks} & {0, 1, 2}) == 1
+    # Each candidate's nearest kept neighbour: the discarded near-duplicates are close to the kept one of
+    # their kind, the kept pair is far apart, and both kept ones see the same pair similarity.
+    near = selection.nearest_kept_cosine
+    kept_duplicate = next(i for i in picks if i != 3)
+    for discarded in {0, 1, 2} - {kept_duplicate}:
+        assert near[discarded] > 0.6 > near[3]
+    assert near[3] == pytest.approx(near[kept_duplicate])
 
 
 def test_malformed_candidates_fill_only_missing_slots() -> None:
     # Well-formed: 1 and 3 (fewer than k = 3), so they are kept and the lowest malformed index fills up.
-    assert select_strategies(["a", "b", "c", "d"], [False, True, False, True], 3, HashedBowEmbedder()) == [
+    assert select_strategies(["a", "b", "c", "d"], [False, True, False, True], 3, HashedBowEmbedder()).kept == [
         1,
         3,
         0,
     ]
     # Enough well-formed candidates: malformed ones are never chosen.
-    picks = select_strategies(["x y", "p q", "raw", "z w"], [True, True, False, True], 2, HashedBowEmbedder())
-    assert 2 not in picks and len(picks) == 2
+    selection = select_strategies(["x y", "p q", "raw", "z w"], [True, True, False, True], 2, HashedBowEmbedder())
+    assert 2 not in selection.kept and len(selection.kept) == 2
+    assert selection.nearest_kept_cosine[2] is None  # a malformed candidate is never embedded
 
 
-def test_without_embedder_the_first_well_formed_are_kept() -> None:
-    assert select_strategies(["a", "b", "c", "d"], [False, True, True, True], 2, None) == [1, 2]
+def test_without_embedder_a_seeded_random_subset_is_kept() -> None:
+    # Diversity off (the paper's "hierarchy only"): k of the well-formed candidates, uniformly at random.
+    texts, flags = [str(i) for i in range(8)], [i != 0 for i in range(8)]
+    picks = {seed: select_strategies(texts, flags, 3, None, seed=seed) for seed in range(40)}
+    for selection in picks.values():
+        assert len(set(selection.kept)) == 3 and 0 not in selection.kept
+        assert selection.nearest_kept_cosine == [None] * 8
+    assert select_strategies(texts, flags, 3, None, seed=7) == picks[7]  # seeded: reproducible
+    assert len({tuple(sorted(s.kept)) for s in picks.values()}) > 10  # and not a fixed choice
+    counts = np.bincount([i for s in picks.values() for i in s.kept], minlength=8)
+    assert counts[0] == 0 and counts[1:].min() > 0  # every well-formed candidate can be drawn
 
 
 def test_fewer_candidates_than_slots_keeps_all() -> None:
-    assert select_strategies(["a", "b"], [True, False], 4, HashedBowEmbedder()) == [0, 1]
+    assert select_strategies(["a", "b"], [True, False], 4, HashedBowEmbedder()).kept == [0, 1]
 
 
 def test_mismatched_flags_are_rejected() -> None:

@@ -45,7 +45,7 @@ def test_minilm_loads_offline_and_embeds_unit_vectors(minilm: SentenceTransforme
 def test_minilm_selection_keeps_one_paraphrase_and_the_different_plan(
     minilm: SentenceTransformerEmbedder,
 ) -> None:
-    picks = select_strategies([*NEAR_DUPLICATES, DIFFERENT], [True] * 4, 2, minilm)
+    picks = select_strategies([*NEAR_DUPLICATES, DIFFERENT], [True] * 4, 2, minilm).kept
     assert 3 in picks
     assert len({*picks} & {0, 1, 2}) == 1
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strata.core.rewards import judge_penalties, length_penalty, response_shaping
+from strata.core.rewards import judge_penalties, length_penalty, outcome_reward, response_shaping
 
 
 @pytest.mark.parametrize(
@@ -112,3 +112,17 @@ def test_unparsable_or_empty_judgment_flags_nothing() -> None:
     assert judge_penalties(None, 3, 0.1) == [0.0, 0.0, 0.0]
     assert judge_penalties([], 3, 0.1) == [0.0, 0.0, 0.0]
     assert judge_penalties([1], 0, 0.1) == []
+
+
+@pytest.mark.parametrize("won, score, mode, expected", [
+    (True, None, "success", 1.0), (False, None, "success", 0.0), (False, 0.75, "success", 0.0),
+    (True, 1.0, "score", 1.0), (False, 0.75, "score", 0.75), (False, -1.0, "score", 0.0),  # lost: no progress
+    (False, None, "score", 0.0), (True, None, "score", 1.0),  # no score (ALFWorld): the outcome
+])
+def test_outcome_reward_modes(won: bool, score: float | None, mode: str, expected: float) -> None:
+    assert outcome_reward(won, score, mode) == expected
+
+
+def test_outcome_reward_rejects_an_unknown_mode() -> None:
+    with pytest.raises(ValueError, match="env.reward"):
+        outcome_reward(True, 1.0, "dense")

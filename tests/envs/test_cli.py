@@ -48,3 +48,24 @@ def test_bad_inputs_give_one_error_line(tmp_path: Path, capsys: pytest.CaptureFi
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
     assert "alfworld-download" in lines[0] and "unknown task type 'slice'" in lines[1]
+
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["make-games", "--count", "-3"], "argument --count: expected an integer >= 1, got -3"),
+    (["make-games", "--count", "0"], "argument --count: expected an integer >= 1, got 0"),
+    (["make-games", "--count", "three"], "argument --count: expected an integer >= 1, got 'three'"),
+    (["make-games", "--count", "2", "--max-receptacles", "-1"],
+     "argument --max-receptacles: expected an integer >= 0, got -1"),
+    (["play", "--policy", "walkthrough", "--bundled", "--num-workers", "0"],
+     "argument --num-workers: expected an integer >= 1, got 0"),
+])
+def test_bad_numbers_are_one_line_usage_errors(argv: list[str], message: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse rejects them (exit 2, its usage, one error line) before anything is generated or played."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith(message)
+    assert not (tmp_path / "out").exists()

@@ -73,6 +73,18 @@ def test_other_commands_cost_a_step_until_the_cap(tmp_path):
         asyncio.run(episode.step("look"))
 
 
+def test_actions_written_like_a_person_are_mapped_unless_switched_off(tmp_path):
+    (task,) = write_games(tmp_path, "train", 1)
+    written = f'- "Say {MAGIC_WORD.capitalize()}."'
+    _, (result,) = play(MagicWordEnv(max_steps=1), task, [written])
+    assert result.won and (result.command, result.admissible) == (f"say {MAGIC_WORD}", True)
+    _, (result,) = play(MagicWordEnv(max_steps=1, normalize_actions=False), task, [written])
+    assert not result.won and result.observation == "Nothing happens."
+    assert (result.command, result.admissible) == (written, False)
+    env = make_environment("magic_word", num_workers=1, step_timeout_s=1.0, max_steps=1, normalize_actions=False)
+    assert not env.normalize_actions
+
+
 def test_bad_settings_are_rejected(tmp_path):
     with pytest.raises(ValueError, match="max_steps"):
         MagicWordEnv(max_steps=0)

@@ -88,6 +88,22 @@ def test_many_concurrent_episodes(pool: EnvPool, bundled_root: Path) -> None:
     assert sorted(r[2] for r in results) == [0] * 4 + [1] * 4  # least-loaded assignment balances
 
 
+def test_workers_map_actions_written_like_a_person_unless_switched_off(pool: EnvPool, bundled_root: Path) -> None:
+    task = load_split(bundled_root, "valid_seen", ["clean"])[0]
+
+    async def first_step(env: EnvPool) -> tuple:
+        async with env.episode(task) as ep:
+            command = next(c for c in ep.admissible_commands if c.startswith("go to "))
+            return command, await ep.step(f"* `{command.upper()}`!")
+
+    command, mapped = asyncio.run(first_step(pool))
+    assert (mapped.command, mapped.admissible) == (command, True)
+    assert mapped.observation.startswith("You arrive at ") and "help" not in mapped.admissible_commands
+    with EnvPool(num_workers=1, normalize_actions=False) as exact:
+        command, sent = asyncio.run(first_step(exact))
+    assert (sent.observation, sent.command, sent.admissible) == ("Nothing happens.", f"* `{command.upper()}`!", False)
+
+
 def corrupt_copy(task: Task, tmp_path: Path) -> Task:
     """A game whose PDDL problem the engine cannot parse (valid JSON, so discovery accepts it)."""
     folder = tmp_path / "json_2.1.1" / "valid_seen" / "pick_and_place_simple-Mug-None-Desk-301" / "trial_T0_0_1"
@@ -139,6 +155,7 @@ def test_timeout_and_crash_end_only_their_worker_episodes(bundled_root: Path) ->
         results = asyncio.run(run())
         assert results["timed_out"].reason == "timeout" and results["timed_out"].num_steps == 0
         assert results["lost"].done and results["lost"].failure == "worker_lost"
+        assert (results["lost"].command, results["lost"].admissible) == ("look", False)  # the engine never answered
         assert results["lost_outcome"].reason == "worker_lost"
         assert results["b"].won  # the other worker's episode went on
         assert pool.workers_replaced == 1

@@ -3,16 +3,18 @@
 End to end through verl's real trainer on CPU (v1 trainer, FSDP2 actor and reference, KL loss, the `hf`
 rollout, StraTA's group workflow and advantages), on the magic-word game (`strata.envs.magic_word`):
 one decision, won iff the agent says the magic word. The tiny model is first warm-started
-(`strata.assets.warm_start`) to write well-formed tags, to name a word uniformly at random in its
-strategy and to say the word its strategy names, so the starting success rate is about 1/4 and the
-strategy decides it. Then:
+(`strata.assets.learning_check`, the assets `make demo` uses too) to write well-formed tags, to name a word
+uniformly at random in its strategy and to say the word its strategy names, so the starting success rate is
+about 1/4 and the strategy decides it. Both runs go through `recipes/train-strata-magic-word-tiny-cpu.sh`:
 
 - normal run: validation success (32 games, spec §3 protocol) must rise clearly above its step-0 value;
 - control run, the same with ``+strata_test.flip_advantage_sign=true``: success must fall.
 
 If the advantages had the wrong sign, or landed on prompt or environment tokens, or on the wrong rows,
 the normal run could not rise; the control shows the rise is caused by the advantages' sign, not by
-anything else in the loop. Measured curves: benchmarks/RESULTS_learning_check.md.
+anything else in the loop. Each run folder must also describe itself (resolved config, trajectory dumps of
+every training step and validation, the curve's PNG, a model card). Measured curves:
+benchmarks/RESULTS_learning_check.md.
 """
 
 from __future__ import annotations
@@ -25,100 +27,90 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from strata.assets import build_tiny_model
-from strata.assets.warm_start import warm_start
-from strata.core.prompting import load_prompt_templates
-from strata.envs.magic_word import write_games, write_prompt_preset
-from strata.envs.task_list import write_task_list
+from strata.assets.learning_check import VALID_GAMES, build_learning_check_assets
+from strata.report.dumps import dump_files, load_step
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
+RECIPE = REPO / "recipes" / "train-strata-magic-word-tiny-cpu.sh"
 SUCCESS = "val/average/metrics/success_rate"
 STEPS = 6
 TEST_FREQ = 2
-# Tasks per step; N strategies (of σ·N candidates) x M episodes each. The action follows the strategy,
-# so the M episodes of a strategy agree and M=2 is enough to score it.
-TASKS, N, M, SIGMA = 4, 2, 2, 2
-VALID_GAMES = 32
+TASKS = 4  # the recipe's tasks per step
 RUN_TIMEOUT_S = 900
-
-
-def build_assets(root: Path) -> Path:
-    """Task lists, the game's prompt preset and the warm-started tiny model, under ``root``."""
-    preset = write_prompt_preset(root / "prompts.yaml")
-    train_games = write_games(root / "games", "train", 64)
-    write_task_list(train_games, root / "train.parquet")
-    write_task_list(write_games(root / "games", "valid_seen", VALID_GAMES), root / "valid_seen.parquet")
-    started = time.perf_counter()
-    warm_start(build_tiny_model(root / "tiny", seed=0), root / "model", train_games, seed=0,
-               templates=load_prompt_templates(str(preset)))
-    print(f"\nwarm start: {time.perf_counter() - started:.0f} s")
-    return root
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Built once for both runs."""
-    return build_assets(tmp_path_factory.mktemp("learning-check"))
-
-
-def train(assets: Path, name: str, *overrides: str) -> dict[int, float]:
-    """Run the trainer; return the validation success rate by step (step 0: before training)."""
-    out = assets / name
-    metrics = out / "metrics.jsonl"
-    env = dict(os.environ, RAY_DISABLE_USAGE_STATS="1", WANDB_MODE="disabled", HF_HUB_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", VERL_FILE_LOGGER_PATH=str(metrics))
-    command = [
-        sys.executable, "-m", "strata.trainer.main", "+platform=cpu",
-        f"data.train_files={assets / 'train.parquet'}",
-        f"data.val_files={assets / 'valid_seen.parquet'}",
-        f"data.train_batch_size={TASKS}",
-        "data.max_prompt_length=512",
-        "data.max_response_length=256",
-        f"actor_rollout_ref.model.path={assets / 'model'}",
-        f"actor_rollout_ref.actor.ppo_mini_batch_size={TASKS}",
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8",
-        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
-        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8",
-        "actor_rollout_ref.actor.optim.lr=1e-3",
-        f"strata.num_stras_per_run={N}", f"strata.num_trajs_per_stra={M}", f"strata.num_cands_per_stra={SIGMA}",
-        # Responses are 9 tokens; 24 keeps them under the length-penalty threshold λ·L_max = 12.
-        "strata.max_tokens_per_response=24",
-        "strata.diversity.embedder=hashed_bow",
-        f"+strata.prompts.preset={assets / 'prompts.yaml'}",
-        "env.name=magic_word",
-        "env.max_steps=1",
-        f"trainer.total_training_steps={STEPS}",
-        f"trainer.test_freq={TEST_FREQ}",
-        "trainer.save_freq=-1",
-        f"trainer.default_local_dir={out / 'checkpoints'}",
-        f"trainer.experiment_name=learning-check-{name}",
-        "trainer.logger=[console,file]",
-        *overrides,
-    ]
-    out.mkdir()
+    """Built once for both runs; the recipe finds them complete and reuses them."""
     started = time.perf_counter()
-    with open(out / "train.log", "w") as log:
-        result = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
+    root = build_learning_check_assets(tmp_path_factory.mktemp("learning-check") / "assets")
+    print(f"\nassets and warm start: {time.perf_counter() - started:.0f} s")
+    return root
+
+
+def train(assets: Path, name: str, *overrides: str) -> tuple[Path, dict[int, float]]:
+    """Run the recipe; return its run folder and the validation success rate by step (0: before training)."""
+    out = assets.parent / name
+    env = dict(os.environ, OUT=str(out), ASSETS=str(assets), PY=sys.executable, STEPS=str(STEPS),
+               TEST_FREQ=str(TEST_FREQ), WANDB_MODE="disabled")
+    env.pop("DRY_RUN", None)
+    # hashed_bow keeps the recorded curves comparable; the recipe's default is all-MiniLM-L6-v2.
+    command = ["bash", str(RECIPE), "strata.diversity.embedder=hashed_bow", *overrides]
+    started = time.perf_counter()
+    log = assets.parent / f"{name}.log"
+    with open(log, "w") as handle:
+        result = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
                                 cwd=REPO)
-    assert result.returncode == 0, (out / "train.log").read_text()[-6000:]
+    assert result.returncode == 0, log.read_text()[-6000:]
     curve = {}
-    for row in map(json.loads, metrics.read_text().splitlines()):
+    for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()):
         if SUCCESS in row["data"]:
             curve[row["step"]] = row["data"][SUCCESS]
     print(f"\n{name}: {time.perf_counter() - started:.0f} s, validation success by step {curve}")
-    (out / "curve.json").write_text(json.dumps(curve))
     assert sorted(curve) == list(range(0, STEPS + 1, TEST_FREQ))
-    return curve
+    return out, curve
+
+
+def assert_run_folder_describes_itself(out: Path, curve: dict[int, float], *overrides: str) -> None:
+    """Resolved config, dumps of every training step and validation, the curve (PNG, table) and a model card."""
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert Path(config["run"]["dir"]).resolve() == out.resolve() and config["env"]["name"] == "magic_word"
+    assert config["strata"]["diversity"]["embedder"] == "hashed_bow"
+    assert ("strata_test" in config) == any(o.startswith("+strata_test.") for o in overrides)
+
+    rollouts = out / "rollouts"
+    train_steps, valid_steps = dump_files(rollouts, "train"), dump_files(rollouts, "valid")
+    assert list(train_steps) == list(range(1, STEPS + 1)), sorted(train_steps)
+    assert list(valid_steps) == sorted(curve), sorted(valid_steps)
+    for step, files in train_steps.items():
+        records = load_step(files)
+        assert len(records) == TASKS and all(r["kind"] == "train" and r["step"] == step for r in records)
+    for step, files in valid_steps.items():
+        records = load_step(files)
+        assert len(records) == VALID_GAMES
+        won = sum(t["won"] for r in records for s in r["strategies"] for t in s["trajectories"])
+        assert won / VALID_GAMES == pytest.approx(curve[step])  # the dumps are the episodes that were scored
+
+    assert (out / "curve" / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
+    recorded = json.loads((out / "curve" / "curve.json").read_text())
+    assert dict(zip(recorded["steps"], recorded["values"], strict=True)) == pytest.approx(curve)
+    card = (out / "model-card" / "README.md").read_text()
+    assert "## Training curve" in card and (out / "model-card" / "training_curve.png").is_file()
 
 
 def test_strata_training_raises_success(assets):
-    curve = train(assets, "normal")
+    out, curve = train(assets, "normal")
     assert curve[STEPS] >= curve[0] + 0.25, curve
+    assert_run_folder_describes_itself(out, curve)
 
 
 def test_flipped_advantages_lower_success(assets):
-    curve = train(assets, "flipped", "+strata_test.flip_advantage_sign=true")
+    flip = "+strata_test.flip_advantage_sign=true"
+    out, curve = train(assets, "flipped", flip)
     assert curve[STEPS] <= curve[0] - 0.1, curve
+    assert_run_folder_describes_itself(out, curve, flip)

@@ -14,47 +14,17 @@ learning check and the smoke run.
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
+import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-RECIPE = REPO / "recipes/train-strata-alfworld-text-tiny-cpu.sh"
+from strata.report.dumps import dump_files, load_step, rollouts_dir
+from tests.integration.trainer_runs import REPO, REPRODUCED, metrics_by_step, resume_step_2, run_recipe
+
 pytestmark = pytest.mark.slow
-# Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
-REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/mean", "strata/success_rate",
-              "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
-              "actor/grad_norm", "actor/lr")
-
-
-# The GPU recipes size micro-batches by tokens (use_dynamic_bsz). A row here is at most 1024 + 1024 tokens;
-# each micro-batch token costs 151,680 fp32 logits (0.6 MB) and as much gradient, so 2048 tokens keep two
-# ranks, two vLLM servers and the rest inside this machine's 24 GB (4096 let Ray's OOM killer stop a rank).
-DYNAMIC_BSZ = (
-    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=2048",
-    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=2048",
-    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
-    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=2048",
-)
-
-
-def run_recipe(out: Path, *overrides: str) -> None:
-    # Validate on the 6-game valid_unseen split to keep the test short (the demo uses valid_seen's 12).
-    env = dict(os.environ, OUT=str(out), STEPS="2", VAL_SPLIT="valid_unseen", PLATFORM="cpu_vllm",
-               PY=str(REPO / ".venv/bin/python"))
-    result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *overrides], env=env, capture_output=True,
-                            text=True, timeout=1800, cwd=REPO)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-
-
-def metrics_by_step(log: Path) -> dict[int, dict]:
-    steps: dict[int, dict] = {}
-    for row in map(json.loads, log.read_text().splitlines()):
-        steps.setdefault(row["step"], {}).update(row["data"])
-    return steps
 
 
 @pytest.fixture(scope="module")
@@ -63,16 +33,6 @@ def uninterrupted(tmp_path_factory) -> tuple[Path, dict[int, dict]]:
     out = tmp_path_factory.mktemp("strata") / "run"
     run_recipe(out)
     return out, metrics_by_step(out / "metrics.jsonl")
-
-
-def resume_step_2(uninterrupted_out: Path, out: Path, step_1: Path, *overrides: str) -> dict[int, dict]:
-    """Run the recipe again from ``step_1`` (only step 2 trains); return its metrics by step."""
-    run_recipe(out, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={step_1}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}",
-               f"actor_rollout_ref.model.path={uninterrupted_out / 'model'}", *overrides)
-    steps = metrics_by_step(out / "metrics.jsonl")
-    assert 1 not in steps and 2 in steps
-    return steps
 
 
 def test_two_strata_steps_with_validation(uninterrupted):
@@ -105,3 +65,38 @@ def test_resume_repeats_the_uninterrupted_step(uninterrupted, tmp_path):
     # task order, the same responses (seeds derived per request), the same optimizer state and schedule.
     for key in REPRODUCED:
         assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
+
+
+def test_the_run_folder_describes_itself(uninterrupted):
+    """The resolved config and the trajectory dumps are in the run folder; the report tools need only it."""
+    out, steps = uninterrupted
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["strata"]["algorithm"] == "strata" and config["run"]["dir"] == str(out)
+    dumps = {kind: dump_files(rollouts_dir(out), kind) for kind in ("train", "valid")}
+    assert sorted(dumps["train"]) == [1, 2] and sorted(dumps["valid"]) == [0, 1, 2]
+    records = {(kind, step): load_step(dumps[kind][step])
+               for kind, step in [("train", 1), ("train", 2), ("valid", 0), ("valid", 2)]}
+    for step in (1, 2):
+        tasks = records["train", step]
+        assert len(tasks) == 2  # train_batch_size
+        for task in tasks:
+            assert len(task["candidates"]) == 4 and sum(c["kept"] for c in task["candidates"]) == 2
+            assert all(len(s["trajectories"]) == 2 for s in task["strategies"])
+        # The dumped advantages are the ones trained on: their mean is the step's logged strategy advantage.
+        dumped = [s["token_advantage"] for task in tasks for s in task["strategies"]]
+        assert np.mean(dumped) == pytest.approx(steps[step]["strata/strategy_advantage/mean"], abs=1e-5)
+        won = [t["won"] for task in tasks for s in task["strategies"] for t in s["trajectories"]]
+        assert np.mean(won) == pytest.approx(steps[step]["strata/success_rate"])
+    for step in (0, 2):
+        assert len(records["valid", step]) == 6  # the whole valid_unseen split, one episode each
+    assert (np.mean([t["strategies"][0]["trajectories"][0]["won"] for t in records["valid", 2]])
+            == pytest.approx(steps[2]["val/average/metrics/success_rate"]))
+
+    strata = [str(REPO / ".venv/bin/python"), "-m", "strata.cli"]
+    shown = subprocess.run([*strata, "show", str(out), "--step", "2"], capture_output=True, text=True, cwd=REPO)
+    assert shown.returncode == 0, shown.stderr
+    assert records["train", 2][0]["task_description"] in shown.stdout
+    card = subprocess.run([*strata, "model-card", "--run-dir", str(out), "--eval", str(out / "eval/eval_seed0.json"),
+                           "--out", str(out / "card/README.md")],
+                          capture_output=True, text=True, cwd=REPO)
+    assert card.returncode == 0, card.stdout + card.stderr

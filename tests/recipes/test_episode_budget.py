@@ -50,6 +50,7 @@ PRE_ISSUE_BUDGET = 16384  # data.max_response_length before this test existed
 GPU_RECIPES = {
     "train-strata-alfworld-text-qwen2.5-1.5b.sh": (),
     "train-strata-alfworld-text-qwen2.5-7b.sh": (),
+    "train-strata-alfworld-text-qwen2.5-7b-lora.sh": (),
     "evaluate-strata-alfworld-text-qwen2.5-1.5b.sh": ("/ckpt/global_step_150", "0"),
     "evaluate-strata-alfworld-text-qwen2.5-7b.sh": ("/ckpt/global_step_150", "0"),
 }

@@ -10,7 +10,7 @@ from strata.report.config_resolve import flatten
 from tests.recipes.resolved import RECIPES, resolve
 
 
-@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("train-strata")])
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "train-grpo"))])
 def test_training_recipes_resolve(recipe):
     config = resolve(recipe)
     assert config["trainer"]["v1"]["trainer_mode"] == "strata"
@@ -18,7 +18,7 @@ def test_training_recipes_resolve(recipe):
     assert config["strata"]["num_stras_per_run"] >= 1
 
 
-@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-strata")])
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-")])
 def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
     config = resolve(recipe, "/ckpt/global_step_150", "3")
     assert config["trainer"]["val_only"] is True
@@ -27,15 +27,60 @@ def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
     val = config["actor_rollout_ref"]["rollout"]["val_kwargs"]
     assert (val["temperature"], val["top_p"], val["top_k"], val["n"]) == (0.7, 0.8, 20, 1)
     assert config["env"]["max_steps"] == 50
-    assert config["data"]["val_files"].endswith("valid_seen.parquet")
+    assert config["data"]["val_files"].endswith(f"/{EVALUATION_SPLITS[config['env']['name']]}.parquet")
 
 
-def test_the_gpu_recipes_differ_only_in_infrastructure():
-    small = flatten(resolve("train-strata-alfworld-text-qwen2.5-1.5b.sh"))
-    large = flatten(resolve("train-strata-alfworld-text-qwen2.5-7b.sh"))
+# The split each environment's evaluation recipes evaluate by default: ALFWorld's in-distribution evaluation
+# set, ScienceWorld's held-out test variations.
+EVALUATION_SPLITS = {"alfworld": "valid_seen", "sciworld": "test"}
+
+
+@pytest.mark.parametrize("environment", ["alfworld-text", "sciworld"])
+def test_the_gpu_recipes_differ_only_in_infrastructure(environment):
+    small = flatten(resolve(f"train-strata-{environment}-qwen2.5-1.5b.sh"))
+    large = flatten(resolve(f"train-strata-{environment}-qwen2.5-7b.sh"))
     diff = diff_configs(small, large, "1.5b", "7b")
     assert diff.deltas, "the recipes should differ in GPU count and offload"
     assert {d.kind for d in diff.deltas} == {INFRASTRUCTURE}, diff.to_markdown()
+
+
+# The GRPO baseline (configs/baseline/grpo.yaml): the StraTA recipe minus the strategy level, G = 8 episodes.
+GRPO_KEYS = {"strata.algorithm": "grpo", "strata.num_stras_per_run": 1, "strata.num_cands_per_stra": 1,
+             "strata.judge.enable": False, "strata.prompts.preset": "alfworld_grpo"}
+
+
+@pytest.mark.parametrize("size", ["1.5b", "7b"])
+def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(size):
+    strata = flatten(resolve(f"train-strata-alfworld-text-qwen2.5-{size}.sh"))
+    grpo = flatten(resolve(f"train-grpo-alfworld-text-qwen2.5-{size}.sh"))
+    assert grpo["strata.num_trajs_per_stra"] == 8  # G, the paper's GRPO group size
+    diff = diff_configs(strata, grpo, "strata", "grpo")
+    algorithm = {d.key: d.b for d in diff.deltas if d.kind != INFRASTRUCTURE}
+    assert algorithm == GRPO_KEYS, diff.to_markdown()
+    assert grpo["trainer.default_local_dir"] == f"checkpoints/grpo-alfworld-qwen2.5-{size}"
+    assert grpo["trainer.experiment_name"] == f"grpo-alfworld-qwen2.5-{size}"
+
+
+# What LoRA changes on top of the full 7B recipe's algorithm: the adapter and its learning rate (the recipe
+# says why); every other difference must be infrastructure.
+LORA_KEYS = {"actor_rollout_ref.model.lora_rank": 64, "actor_rollout_ref.model.lora_alpha": 64,
+             "actor_rollout_ref.actor.optim.lr": 1e-5}
+
+
+def test_the_lora_recipe_trains_an_adapter_on_the_full_recipes_algorithm():
+    full = flatten(resolve("train-strata-alfworld-text-qwen2.5-7b.sh"))
+    lora = flatten(resolve("train-strata-alfworld-text-qwen2.5-7b-lora.sh"))
+    assert lora["actor_rollout_ref.model.target_modules"] == "all-linear"
+    assert lora["actor_rollout_ref.model.lora.merge"] is False  # vLLM gets the adapter, not merged weights
+    # vLLM reads the base from the checkpoint; each sync sends only the adapter, one layer at a time.
+    assert lora["actor_rollout_ref.rollout.load_format"] == "safetensors"
+    assert lora["actor_rollout_ref.rollout.layered_summon"] is True
+    assert lora["trainer.n_gpus_per_node"] == 2 and lora["actor_rollout_ref.rollout.tensor_model_parallel_size"] == 2
+    assert lora["actor_rollout_ref.actor.use_kl_loss"] is True  # against the base model: the adapter switched off
+    diff = diff_configs(full, lora, "7b", "7b-lora")
+    algorithm = {d.key: d.b for d in diff.deltas if d.kind != INFRASTRUCTURE}
+    assert algorithm == LORA_KEYS, diff.to_markdown()
+    assert full["actor_rollout_ref.actor.optim.lr"] * 10 == pytest.approx(LORA_KEYS["actor_rollout_ref.actor.optim.lr"])
 
 
 # Model facts for the rollout sizing check (config.json of the Qwen2.5-Instruct models; bf16 everywhere).
@@ -46,6 +91,9 @@ FIRST_PROMPT_TOKENS = 1_000  # an episode's first action prompt (strategy prompt
 MODELS = {  # recipe: (parameters, layers, KV heads, head dim, CPU cores of its node)
     "train-strata-alfworld-text-qwen2.5-1.5b.sh": (1.54e9, 28, 2, 128, 64),  # 2x A100
     "train-strata-alfworld-text-qwen2.5-7b.sh": (7.62e9, 28, 4, 128, 128),  # 8x A100
+    "train-strata-alfworld-text-qwen2.5-7b-lora.sh": (7.62e9, 28, 4, 128, 64),  # 2x A100
+    "train-strata-sciworld-qwen2.5-1.5b.sh": (1.54e9, 28, 2, 128, 64),  # 2x A100
+    "train-strata-sciworld-qwen2.5-7b.sh": (7.62e9, 28, 4, 128, 128),  # 8x A100
 }
 
 
@@ -71,3 +119,10 @@ def test_gpu_recipe_kv_cache_holds_its_running_episodes(recipe):
     # Game processes: no more than the node's cores (the engine is CPU-bound), each holding several episodes.
     processes = rollout["agent"]["num_workers"] * config["env"]["num_workers"]
     assert processes <= cores and episodes >= processes, (processes, cores, episodes)
+
+
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if "-sciworld-" in r])
+def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
+    config = resolve(recipe, *(("/ckpt/global_step_150", "3") if recipe.startswith("evaluate") else ()))
+    assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == "sciworld"
+    assert config["env"]["reward"] == "success"  # the spec's outcome reward; env.reward=score switches

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from strata.cli import main
 
 SEED0 = {"pick": 34, "look": 13, "clean": 25, "heat": 13, "cool": 22, "pick2": 21}
@@ -44,3 +46,95 @@ def test_config_diff_prints_the_count(capsys) -> None:
     assert "algorithm/optimisation: 1 key(s)" in out and "infrastructure: 1 key(s)" in out
     assert main(["config-diff", "smoke_grpo_cpu", "smoke_grpo_cpu", "--overrides-b", "trainer.no_such=1"]) == 2
     assert "Unknown config key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("notes.json", "hello", "not JSON: Expecting value"),
+    ("plot.png", b"\x89PNG\x00", "not JSON: 'utf-8' codec can't decode"),
+    ("list.json", "[1, 2]", "an evaluation must be a JSON object, got list"),
+    ("report.json", '{"results": 3}', "a report's results must be a list of evaluations"),
+    ("missing.json", None, "cannot read it (No such file or directory)"),
+    ("folder", "DIR", "cannot read it (Is a directory)"),
+])
+def test_report_eval_says_in_one_line_why_a_file_is_not_an_evaluation(
+        tmp_path: Path, capsys, name: str, content: str | bytes | None, message: str) -> None:
+    path = tmp_path / name
+    if content == "DIR":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    assert main(["report-eval", str(path), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: {message}") and err.count("\n") == 1
+
+
+def test_report_eval_cannot_write(tmp_path: Path, make_evaluation, capsys) -> None:
+    evaluation = str(make_evaluation(0, SEED0).save(tmp_path / "seed0.json"))
+    assert main(["report-eval", evaluation, "--out", f"{evaluation}/report"]) == 2  # a file as the folder
+    assert capsys.readouterr().err == f"error: cannot write {evaluation}/report.md (File exists: {evaluation})\n"
+
+
+def fake_recipe(path: Path, printed: str) -> str:
+    """A script that answers ``DRY_RUN=1`` as a recipe does, with ``printed`` after the marker (no verl)."""
+    from strata.trainer.main import RESOLVED_CONFIG_MARKER
+
+    path.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\necho '{RESOLVED_CONFIG_MARKER}'\n{printed}\n")
+    return str(path)
+
+
+def test_config_diff_passes_overrides_to_recipes_as_arguments(tmp_path: Path, capsys) -> None:
+    recipe = fake_recipe(tmp_path / "r.sh", 'echo "trainer: {nnodes: ${1:-1}, lr: 0.1}"')
+    assert main(["config-diff", recipe, recipe, "--overrides-b", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "**1 differing keys out of 2**" in out and "| `trainer.nnodes` | `1` | `4` |" in out
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("not-a-recipe.sh", "#!/bin/bash\necho hello\n", "printed no resolved config: not a strata recipe"),
+    ("launch", "#!/usr/bin/env bash\necho hello\n", "printed no resolved config: not a strata recipe"),
+    ("fails.sh", "echo 'Traceback (most recent call last):' >&2\necho 'OSError: no GPU' >&2\nexit 1\n",
+     "failed with exit status 1: OSError: no GPU"),
+    ("list.yaml", "- a\n- b\n", "is not a config: it holds a list, not a mapping of config keys"),
+    ("empty.yaml", "", "is not a config: it holds nothing"),
+    ("empty.json", "{}", "is not a config: it holds an empty mapping"),
+    ("scalar.yaml", "hello world\n", "is not a config: it holds a str"),
+    ("broken.yaml", "a: [\n", "is not a YAML config: while parsing a flow node"),
+    ("broken.json", "{", "is not a JSON config: Expecting property name"),
+    ("plot.yaml", b"\x89PNG\x00", "is not a YAML config: 'utf-8' codec can't decode"),
+    ("dangling.yaml", "a: ${b}\n", "Interpolation key 'b' not found"),
+])
+def test_config_diff_rejects_what_is_not_a_config_in_one_line(
+        tmp_path: Path, capsys, name: str, content: str | bytes, message: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    good = fake_recipe(tmp_path / "good.sh", "echo 'a: 1'")
+    assert main(["config-diff", good, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}") and message in err and err.count("\n") == 1, err
+
+
+def test_config_diff_of_the_two_gpu_recipes(capsys) -> None:
+    """The natural call: the recipes are resolved as DRY_RUN=1 runs them and differ in infrastructure only,
+    the same keys as the recipe tests' own resolution finds."""
+    from strata.report.config_diff import ALGORITHM, INFRASTRUCTURE, diff_configs
+    from strata.report.config_resolve import flatten
+    from tests.recipes.resolved import REPO, resolve
+
+    small, large = "train-strata-alfworld-text-qwen2.5-1.5b.sh", "train-strata-alfworld-text-qwen2.5-7b.sh"
+    assert main(["config-diff", str(REPO / "recipes" / small), str(REPO / "recipes" / large), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = diff_configs(flatten(resolve(small)), flatten(resolve(large)))
+    assert printed[ALGORITHM] == {} and "trainer.n_gpus_per_node" in printed[INFRASTRUCTURE]
+    assert set(printed[INFRASTRUCTURE]) == {d.key for d in expected.deltas}
+    assert printed["total_keys"] == expected.total_keys > 900
+
+
+def test_config_diff_quotes_a_recipe_dry_run_error(capsys) -> None:
+    from tests.recipes.resolved import REPO
+
+    recipe = str(REPO / "recipes" / "train-strata-alfworld-text-qwen2.5-1.5b.sh")
+    assert main(["config-diff", recipe, "strata_trainer", "--overrides-a", "strata.judge.kapa=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "failed with exit status 2: strata: Unknown config key 'strata.judge.kapa'" in err

@@ -17,6 +17,7 @@ from strata.report.config_resolve import ConfigSource, resolve_config
     "trainer.default_local_dir", "data.train_files", "trainer.logger", "trainer.experiment_name",
     "ray_kwargs.ray_init.num_cpus", "trainer.device", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
     "actor_rollout_ref.model.override_config.attn_implementation", "actor_rollout_ref.model.path", "env.num_workers",
+    "run.dir",
 ])
 def test_infrastructure_keys(key: str) -> None:
     assert classify_key(key) == INFRASTRUCTURE

@@ -13,7 +13,7 @@ from strata.trainer.metrics import validation_metrics
 
 def test_eval_result_from_a_logged_validation(tmp_path, capsys):
     records = {"won": [1.0, 0.0, 1.0], "subtask": ["pick", "pick", "cool"], "episode_length": [5, 50, 9],
-               "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10],
+               "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10], "num_admissible": [5, 40, 9],
                "end_reason": ["won", "step_limit", "won"]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 150, "data": validation_metrics(records)}) + "\n")
@@ -36,3 +36,36 @@ def test_a_log_without_validation_is_one_clear_error(tmp_path, capsys):
     log.write_text(json.dumps({"step": 1, "data": {"actor/grad_norm": 1.0}}) + "\n")
     assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--out", str(tmp_path)]) == 2
     assert "no validation metrics" in capsys.readouterr().err
+
+
+def test_sciworld_validation_logs_make_evaluations_and_a_report(tmp_path, capsys):
+    """ScienceWorld's task types are the subtasks, in the simulator's order, and its progress score is
+    carried per subtask and overall into the per-seed files and the combined table."""
+    paths = []
+    for seed, scores in ((0, [1.0, 0.25, 0.5]), (1, [1.0, 0.75, 0.5])):
+        records = {"won": [1.0, 0.0, 0.0], "subtask": ["find-plant", "boil", "boil"], "episode_length": [9, 50, 4],
+                   "num_responses": [10, 51, 5], "num_well_formed": [10, 51, 5], "num_admissible": [9, 40, 4],
+                   "end_reason": ["won", "step_limit", "lost"], "score": scores}
+        log = tmp_path / f"metrics{seed}.jsonl"
+        log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+        assert main(["eval-result", "--metrics", str(log), "--seed", str(seed), "--split", "test",
+                     "--out", str(tmp_path / "eval")]) == 0
+        paths.append(str(tmp_path / f"eval/eval_seed{seed}.json"))
+    result = EvalResult.load(paths[0])
+    assert list(result.per_subtask) == ["boil", "find-plant"]  # ScienceWorld's order (TASK_TYPES)
+    assert result.per_subtask["boil"].score == pytest.approx(0.375) and result.score == pytest.approx(1.75 / 3)
+    assert main(["report-eval", *paths, "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["score"]["boil"]["per_seed"] == pytest.approx([0.375, 0.625])
+    assert report["score"]["all"]["mean"] == pytest.approx((1.75 / 3 + 2.25 / 3) / 2)
+    assert "Mean score" in (tmp_path / "report.md").read_text()
+
+
+def test_alfworld_evaluations_carry_no_score(tmp_path):
+    records = {"won": [1.0], "subtask": ["pick"], "episode_length": [5], "num_responses": [6],
+               "num_well_formed": [6], "num_admissible": [5], "end_reason": ["won"], "score": [None]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+    assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "eval_seed0.json").read_text())
+    assert "score" not in data and "score" not in data["per_subtask"]["pick"]

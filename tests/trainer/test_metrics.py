@@ -15,6 +15,7 @@ def test_validation_metrics_by_hand():
         "episode_length": [4, 50, 10, 6],
         "num_responses": [5, 51, 11, 7],
         "num_well_formed": [5, 40, 11, 7],
+        "num_admissible": [4, 30, 9, 6],
         "end_reason": ["won", "step_limit", "won", "won"],
     }
     metrics = validation_metrics(records)
@@ -28,6 +29,8 @@ def test_validation_metrics_by_hand():
     assert metrics["val/average/metrics/format_rate"] == pytest.approx(63 / 74)
     assert metrics["val/env/token_budget_ends"] == 0.0
     assert metrics["val/env/failed_episodes"] == 0.0
+    assert metrics["val/average/metrics/admissible_action_rate"] == pytest.approx(49 / 70)
+    assert metrics["val/end_reason/won"] == 3.0 and metrics["val/end_reason/step_limit"] == 1.0
 
 
 def test_validation_counts_episodes_the_token_budget_ended():
@@ -38,12 +41,39 @@ def test_validation_counts_episodes_the_token_budget_ended():
         "episode_length": [34, 36, 8, 50, 3],
         "num_responses": [35, 37, 9, 51, 4],
         "num_well_formed": [35, 37, 9, 51, 4],
+        "num_admissible": [30, 30, 8, 40, 2],
         "end_reason": ["token_budget", "token_budget", "won", "step_limit", "timeout"],
     }
     metrics = validation_metrics(records)
     assert metrics["val/env/token_budget_ends"] == 2.0
     assert metrics["val/env/failed_episodes"] == 1.0
+    ends = {reason: metrics[f"val/end_reason/{reason}"]
+            for reason in ("won", "step_limit", "token_budget", "environment_failure")}
+    assert ends == {"won": 1.0, "step_limit": 1.0, "token_budget": 2.0, "environment_failure": 1.0}
     assert metrics["val/average/metrics/success_rate"] == pytest.approx(1 / 5)
+
+
+def test_validation_scores_and_lost_games():
+    """An environment with a progress score (ScienceWorld) logs its mean per subtask and overall; a game it
+    ended as lost is its own end reason. The episode that failed to start has no score and is left out."""
+    records = {
+        "won": [1.0, 0.0, 0.0, 0.0],
+        "subtask": ["boil", "boil", "find-plant", "find-plant"],
+        "episode_length": [20, 50, 3, 0],
+        "num_responses": [21, 51, 4, 1],
+        "num_well_formed": [21, 51, 4, 1],
+        "num_admissible": [20, 45, 3, 0],
+        "end_reason": ["won", "step_limit", "lost", "timeout"],
+        "score": [1.0, 0.5, 0.0, None],
+    }
+    metrics = validation_metrics(records)
+    assert metrics["val/boil/metrics/score"] == pytest.approx(0.75)
+    assert metrics["val/find-plant/metrics/score"] == 0.0
+    assert metrics["val/average/metrics/score"] == pytest.approx(1.5 / 3)
+    assert metrics["val/end_reason/lost"] == 1.0 and metrics["val/end_reason/step_limit"] == 1.0
+    assert metrics["val/find-plant/metrics/num_tasks"] == 2.0
+    alfworld = validation_metrics({**records, "subtask": ["pick"] * 4, "score": [None] * 4})
+    assert not [key for key in alfworld if key.endswith("/score")]  # no score where there is none
 
 
 def test_training_metrics_by_hand():
@@ -51,9 +81,15 @@ def test_training_metrics_by_hand():
         {"strata_role": "strategy", "strata_stats": {
             "num_candidates": 4, "candidate_format_ok": 3, "kept_format_ok": 2, "num_trajectories": 4,
             "num_won": 1, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 10,
-            "action_format_ok": 8, "action_truncated": 1, "num_judged": 4, "judge_parse_ok": 2,
-            "judge_flagged_steps": 3, "selection_seconds": 0.5}},
-        {"strata_role": "strategy", "strata_stats": None},
+            "action_format_ok": 8, "action_admissible": 6, "action_truncated": 1, "num_judged": 4,
+            "judge_parse_ok": 2, "judge_flagged_steps": 3, "selection_seconds": 0.5, "num_dropped_strategies": 1,
+            "subtask/heat/num_trajectories": 4, "subtask/heat/num_won": 1, "subtask/heat/num_steps": 10}},
+        {"strata_role": "strategy", "strata_stats": {
+            "num_candidates": 4, "candidate_format_ok": 4, "kept_format_ok": 2, "num_trajectories": 2,
+            "num_won": 2, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 6,
+            "action_format_ok": 6, "action_admissible": 6, "action_truncated": 0, "num_judged": 2,
+            "judge_parse_ok": 2, "judge_flagged_steps": 0, "selection_seconds": 0.5, "num_dropped_strategies": 0,
+            "subtask/pick/num_trajectories": 2, "subtask/pick/num_won": 2, "subtask/pick/num_steps": 6}},
         {"strata_role": "trajectory", "strata_stats": None},
         {"strata_role": "trajectory", "strata_stats": None},
     ]
@@ -63,9 +99,16 @@ def test_training_metrics_by_hand():
     assert metrics["strata/strategy_advantage/mean"] == pytest.approx(0.0)
     # trajectory rows: mean over non-zero (trained) tokens: 0.9 and -1.0
     assert metrics["strata/trajectory_advantage/mean"] == pytest.approx((0.9 - 1.0) / 2)
-    assert metrics["strata/success_rate"] == pytest.approx(1 / 4)
-    assert metrics["strata/candidate_format_rate"] == pytest.approx(3 / 4)
-    assert metrics["strata/action_format_rate"] == pytest.approx(8 / 10)
-    assert metrics["strata/judge_format_rate"] == pytest.approx(2 / 4)
-    assert metrics["strata/judge_flag_rate"] == pytest.approx(3 / 10)
-    assert metrics["strata/mean_episode_length"] == pytest.approx(10 / 4)
+    assert metrics["strata/success_rate"] == pytest.approx(3 / 6)
+    assert metrics["strata/candidate_format_rate"] == pytest.approx(7 / 8)
+    assert metrics["strata/action_format_rate"] == pytest.approx(14 / 16)
+    assert metrics["strata/admissible_action_rate"] == pytest.approx(12 / 16)
+    assert metrics["strata/judge_format_rate"] == pytest.approx(4 / 6)
+    assert metrics["strata/judge_flag_rate"] == pytest.approx(3 / 16)
+    assert metrics["strata/mean_episode_length"] == pytest.approx(16 / 6)
+    assert metrics["strata/num_dropped_strategies"] == 1.0
+    # per subtask, as validation names them
+    assert metrics["train/heat/metrics/success_rate"] == pytest.approx(1 / 4)
+    assert metrics["train/heat/metrics/episode_length"] == pytest.approx(10 / 4)
+    assert metrics["train/pick/metrics/success_rate"] == 1.0
+    assert "train/clean/metrics/success_rate" not in metrics

@@ -19,7 +19,7 @@ from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
 from strata.workflow.policy import Policy
-from strata.workflow.rows import group_advantages, training_rows
+from strata.workflow.rows import group_advantages, rollout_stats, training_rows
 
 WIN, LOSE = "follow the plan", "just look around"
 
@@ -137,7 +137,7 @@ def test_validation_runs_one_strategy_and_one_trajectory(qwen_tokenizer, bundled
         server = ScriptedServer(qwen_tokenizer, ["look"] * 3)
         policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 0.7}, 64)
         limits = EpisodeLimits(max_steps=3, response_budget=4096, prompt_tokens=4096)
-        rollout = await rollout_task(task, GroupShape.evaluation(), policy, env_pool,
+        rollout = await rollout_task(task, GroupShape.evaluation(StrataConfig()), policy, env_pool,
                                      load_prompt_templates(), limits, embedder=None)
         return server, rollout
 
@@ -146,3 +146,67 @@ def test_validation_runs_one_strategy_and_one_trajectory(qwen_tokenizer, bundled
     assert len(rollout.candidates) == 1 and len(rollout.strategies) == 1
     assert len(rollout.trajectories) == 1
     assert rollout.trajectories[0].judge is None  # no self-judgment in validation
+
+
+class FlatServer(ScriptedServer):
+    """For the GRPO baseline: no strategy to follow, so even-numbered episodes (by first request) play the
+    walkthrough and odd ones only look."""
+
+    def __init__(self, tokenizer, walkthrough: list[str]):
+        super().__init__(tokenizer, walkthrough)
+        self.episodes: dict[str, int] = {}
+
+    async def generate(self, request_id, prompt_ids, sampling_params):
+        episode = self.episodes.setdefault(request_id, len(self.episodes))
+        prompt = self.tokenizer.decode(prompt_ids)
+        assert "strategy" not in prompt.lower(), "the GRPO baseline's prompt shows no strategy"
+        step = prompt.count("<|im_start|>assistant") - 1
+        text = f"<action>{self.walkthrough[step] if episode % 2 == 0 else 'look'}</action>"
+        from verl.workers.rollout.replica import TokenOutput
+
+        ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
+
+
+GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "num_trajs_per_stra": 4,
+        "judge": {"enable": False}, "prompts": {"preset": "alfworld_grpo"}, "max_tokens_per_response": 64}
+
+
+def test_grpo_baseline_plays_one_flat_group(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    task = bundled_valid_tasks[0]
+    config = StrataConfig.from_dict(GRPO)
+
+    async def play():
+        async with env_pool.episode(task, with_walkthrough=True) as probe:
+            walkthrough = list(probe.walkthrough)
+        server = FlatServer(qwen_tokenizer, walkthrough)
+        policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
+        limits = EpisodeLimits(max_steps=len(walkthrough) + 1, response_budget=8192, prompt_tokens=4096)
+        rollout = await rollout_task(task, GroupShape.training(config), policy, env_pool,
+                                     config.prompts.templates(), limits, embedder=None)
+        return server, rollout
+
+    server, rollout = asyncio.run(play())
+    assert rollout.candidates == [] and len(rollout.strategies) == 1 and rollout.strategies[0].candidate is None
+    assert [t.won for t in rollout.trajectories] == [True, False, True, False]
+    assert rollout.task_description and "Your task is to" in rollout.initial_observation
+    assert all(t.judge is None for t in rollout.trajectories)
+    advantages = group_advantages(rollout, config)
+    # One group of G=4 rewards [1, 0, 1, 0]: mean 0.5, unbiased std 0.5774 -> ±0.866 on every action.
+    expected = 0.5 / math.sqrt(1 / 3)
+    for trajectory, steps in zip(rollout.trajectories, advantages.actions[0], strict=True):
+        assert steps == pytest.approx([expected if trajectory.won else -expected] * trajectory.num_steps, abs=1e-5)
+    rows = training_rows(rollout, advantages)
+    assert [r.role for r in rows] == ["trajectory"] * 4  # no strategy row
+    stats = rollout_stats(rollout, task.subtask)
+    assert stats["num_candidates"] == 0 and stats["num_won"] == 2 and stats["num_dropped_strategies"] == 0
+
+
+def test_grpo_validation_samples_no_strategy(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    config = StrataConfig.from_dict(GRPO)
+    server = FlatServer(qwen_tokenizer, ["look"] * 2)
+    policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 0.7}, 64)
+    limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096)
+    rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.evaluation(config), policy, env_pool,
+                                       config.prompts.templates(), limits, embedder=None))
+    assert rollout.candidates == [] and len(rollout.trajectories) == 1 and len(server.episodes) == 1

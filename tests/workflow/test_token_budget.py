@@ -50,7 +50,8 @@ def test_a_budget_ended_validation_episode_is_counted(qwen_tokenizer, bundled_va
     # The per-episode record the agent loop attaches to a validation episode (its end_reason as is).
     records = {"won": [float(trajectory.won), 1.0], "subtask": [task.subtask, "pick"],
                "episode_length": [trajectory.num_steps, 7], "num_responses": [trajectory.num_steps + 1, 8],
-               "num_well_formed": [trajectory.num_steps + 1, 8], "end_reason": [trajectory.end_reason, "won"]}
+               "num_well_formed": [trajectory.num_steps + 1, 8], "num_admissible": [0, 7],
+               "end_reason": [trajectory.end_reason, "won"]}
     metrics = validation_metrics(records)
     assert metrics["val/env/token_budget_ends"] == 1.0
     assert metrics["val/env/failed_episodes"] == 0.0

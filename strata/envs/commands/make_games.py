@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from strata.cli_types import non_negative_int, positive_int
 from strata.envs.errors import EnvError
 from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, GRAMMAR_VERSIONS
 from strata.envs.tasks import SPLITS, SUBTASKS, subtask_of
@@ -15,7 +16,7 @@ EXAMPLE = "strata make-games --out outputs/games --split train --count 60 --seed
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="data folder; games go to OUT/json_2.1.1/SPLIT/")
     parser.add_argument("--split", choices=SPLITS, default="train")
-    parser.add_argument("--count", type=int, required=True, help="number of games (task types in turn)")
+    parser.add_argument("--count", type=positive_int, required=True, help="number of games (task types in turn)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
@@ -26,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_GRAMMAR_VERSION,
         help="2.1.2: 'move X to Y' (alfworld 0.4.2's grammar); 2.1.1: 'put X in/on Y'",
     )
-    parser.add_argument("--max-receptacles", type=int, default=8, help="room size cap (0: whole floor plan)")
-    parser.add_argument("--max-object-classes", type=int, default=5, help="object classes cap (0: all)")
+    parser.add_argument("--max-receptacles", type=non_negative_int, default=8,
+                        help="room size cap (0: whole floor plan)")
+    parser.add_argument("--max-object-classes", type=non_negative_int, default=5, help="object classes cap (0: all)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,27 +9,34 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from strata.cli_types import positive_int
 from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.errors import EnvError
 from strata.envs.policies import POLICY_NAMES
+from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
 from strata.envs.tasks import SPLITS, SUBTASKS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", choices=POLICY_NAMES, required=True)
-    source = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument("--policy", choices=POLICY_NAMES, required=True, help="gold: walkthrough (ScienceWorld)")
+    parser.add_argument("--env", choices=("alfworld", "sciworld"), default="alfworld")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games)")
     source.add_argument("--task-list", help="a parquet task list written by `strata prepare-data`")
     source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
-    parser.add_argument("--split", choices=SPLITS, default="valid_seen", help="split to play (with --data-path)")
+    parser.add_argument(
+        "--split", choices=SPLITS + SCIWORLD_SPLITS, default=None,
+        help="split to play (with --data-path, or ScienceWorld's train/valid/test); default valid_seen / valid",
+    )
+    parser.add_argument("--per-task-type", type=positive_int, help="ScienceWorld: the first N variations per task type")
     parser.add_argument(
         "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
     )
     parser.add_argument("--out", help="write the table, metrics and every episode's outcome here (JSON)")
-    parser.add_argument("--num-workers", type=int, default=2)
-    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    parser.add_argument("--num-workers", type=positive_int, default=2)
+    parser.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random policy")
 
 
@@ -45,13 +52,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.task_list:
             tasks = read_task_list(args.task_list)
+        elif args.env == "sciworld":
+            from strata.envs.sciworld.prepare import sciworld_tasks
+
+            tasks = sciworld_tasks(args.split or "valid", task_types, args.per_task_type)
+        elif args.bundled or args.data_path:
+            tasks = load_split(bundled_data_path() if args.bundled else args.data_path,
+                               args.split or "valid_seen", task_types)
         else:
-            tasks = load_split(bundled_data_path() if args.bundled else args.data_path, args.split, task_types)
+            print("error: give --data-path, --task-list or --bundled (or --env sciworld)")
+            return 2
     except EnvError as exc:
         print(f"error: {exc}")
         return 2
     began = time.perf_counter()
-    with EnvPool(num_workers=args.num_workers, max_steps=args.max_steps) as pool:
+    with EnvPool(num_workers=args.num_workers, max_steps=args.max_steps, engine=args.env) as pool:
         outcomes = asyncio.run(play_tasks(pool, tasks, args.policy, seed=args.seed))
     table = success_table(outcomes)
     reasons = end_reasons(outcomes)

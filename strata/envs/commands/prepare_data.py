@@ -11,26 +11,37 @@ EXAMPLE = "strata prepare-data --data-path $ALFWORLD_DATA --out data/alfworld"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument("--env", choices=("alfworld", "sciworld"), default="alfworld",
+                        help="sciworld: ScienceWorld's variation splits (train, valid = dev, test); no data folder")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--data-path", help="folder holding json_2.1.1/ (what alfworld-download fills)")
     source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
     parser.add_argument("--out", required=True, help="folder for <split>.parquet")
-    parser.add_argument("--splits", default=",".join(SPLITS), help="comma-separated splits")
+    parser.add_argument("--splits", default=None, help=f"comma-separated splits (default {','.join(SPLITS)}; "
+                        "ScienceWorld: train,valid,test)")
     parser.add_argument(
         "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
     )
+    parser.add_argument("--per-task-type", type=int, default=None,
+                        help="sciworld: only the first N variations of each task type in each split (a small, "
+                        "balanced validation list)")
 
 
 def run(args: argparse.Namespace) -> int:
     from strata.envs.bundled import bundled_data_path
     from strata.envs.prepare import prepare_data
 
+    if args.env == "sciworld":
+        return _run_sciworld(args)
+    if not (args.bundled or args.data_path):
+        print("error: give --data-path or --bundled (or --env sciworld)")
+        return 2
     data_path = bundled_data_path() if args.bundled else args.data_path
     try:
         prepared = prepare_data(
             data_path,
             args.out,
-            splits=[s for s in args.splits.split(",") if s],
+            splits=[s for s in (args.splits or ",".join(SPLITS)).split(",") if s],
             task_types=[t for t in args.task_types.split(",") if t],
         )
     except EnvError as exc:
@@ -42,4 +53,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"{split.split:<14}{counts}{split.total:>8}  {split.path}")
         for why, n in sorted(split.skipped.items()):
             print(f"{'':<14}skipped {n} trials: {why}")
+    return 0
+
+
+def _run_sciworld(args: argparse.Namespace) -> int:
+    from strata.envs.sciworld.prepare import prepare_sciworld
+    from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
+
+    if args.per_task_type is not None and args.per_task_type < 1:
+        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}")
+        return 2
+    try:
+        prepared = prepare_sciworld(
+            args.out,
+            splits=[s for s in (args.splits or ",".join(SCIWORLD_SPLITS)).split(",") if s],
+            task_types=[t for t in args.task_types.split(",") if t],
+            per_task_type=args.per_task_type,
+        )
+    except EnvError as exc:
+        print(f"error: {exc}")
+        return 2
+    for split in prepared:
+        print(f"{split.split:<6} {split.total:>6} variations, {len(split.counts_by_subtask)} task types  {split.path}")
     return 0

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# StraTA on ScienceWorld with Qwen2.5-1.5B-Instruct on one node of 2 GPUs (2x A100 80GB): the ALFWorld
+# recipe's infrastructure with `+environment=sciworld` (configs/environment/sciworld.yaml: env.name=sciworld,
+# H=50, the sciworld prompt preset, env.reward=success; add env.reward=score to train on the normalised score).
+#
+#   strata prepare-data --env sciworld --out "$DATA"                                     # once: train/valid/test
+#   strata prepare-data --env sciworld --splits valid,test --per-task-type 10 --out "$DATA/10-per-task-type"
+#   bash recipes/train-strata-sciworld-qwen2.5-1.5b.sh                                   # train
+#
+# Training draws from all 3,592 train variations; validation every 10 steps runs the first 10 dev
+# variations of each of the 30 task types (300 episodes; the whole dev split, 1,796 variations from 2 to 346
+# per task type, would cost 6x more and weigh a few task types). Algorithm and optimisation keys live in
+# configs/strata_trainer.yaml; this script sets infrastructure only. Extra Hydra overrides pass through ("$@").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODEL=${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}
+DATA=${DATA:-$HOME/data/strata-sciworld}
+CKPT=${CKPT:-checkpoints/strata-sciworld-qwen2.5-1.5b}
+N_GPUS=${N_GPUS:-2}
+PY=${PY:-python}
+
+# Row budget: the ALFWorld recipe's, 2048 + 30720 = Qwen2.5's 32,768-token context. Measured with the real
+# tokenizer on the gold paths of variation 0 of all 30 task types (1,060 turns): an observation turn (the
+# observation and the objects in view, trimmed to ~350 tokens) is 271 tokens on average, 410 at p90, 816 at
+# most (`look around` in a full greenhouse); the first action prompt is <= 550 tokens. With ~60-token
+# responses a step costs ~330 tokens: 50 steps ~17k, 50 steps at p90 ~24k, both inside 30720; only a policy
+# that looks around in the biggest rooms every turn (~880 a step) runs out, after ~35 steps, counted as
+# env/token_budget_ends. An exploring tour on the real simulator (look around, open the next door, go there)
+# makes a 50-step row of 10.5k tokens (tests/recipes/test_sciworld_episode_budget.py checks every recipe).
+# Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config): as for ALFWorld,
+# 512 episodes over 2 vLLM replicas, 256 per replica; KV cache 0.80 x 80 GiB - weights - activations =
+# 2.18M tokens at 28 KiB a token; an episode averages at most (1k + 32.8k) / 2 = 16.9k tokens of context,
+# so at most 128 sequences run (2.16M) and the rest queue. ScienceWorld episodes average ~9k (~330 tokens a
+# step), so the cache has room to spare.
+# Environment: 8 agent-loop workers x 6 = 48 game processes for a 64-core node, each with one JVM
+# (~0.7 GB resident with 9 live episodes, 24 threads: ~34 GB in all); the simulator is CPU-bound.
+
+$PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
+  +environment=sciworld \
+  data.train_files="$DATA/train.parquet" \
+  data.val_files="$DATA/10-per-task-type/valid.parquet" \
+  actor_rollout_ref.model.path="$MODEL" \
+  actor_rollout_ref.model.enable_gradient_checkpointing=true \
+  actor_rollout_ref.model.use_remove_padding=true \
+  actor_rollout_ref.actor.use_dynamic_bsz=true \
+  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768 \
+  actor_rollout_ref.actor.fsdp_config.param_offload=false \
+  actor_rollout_ref.actor.fsdp_config.optimizer_offload=false \
+  actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true \
+  actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \
+  actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true \
+  actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \
+  actor_rollout_ref.rollout.name=vllm \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.8 \
+  actor_rollout_ref.rollout.max_num_seqs=128 \
+  actor_rollout_ref.rollout.max_num_batched_tokens=16384 \
+  actor_rollout_ref.rollout.enable_prefix_caching=true \
+  actor_rollout_ref.rollout.agent.num_workers=8 \
+  env.num_workers=6 \
+  strata.seeded_sampling=false \
+  trainer.n_gpus_per_node="$N_GPUS" \
+  trainer.nnodes=1 \
+  trainer.save_freq=10 \
+  trainer.default_local_dir="$CKPT" \
+  trainer.experiment_name=strata-sciworld-qwen2.5-1.5b \
+  'trainer.logger=[console,wandb]' \
+  "$@"

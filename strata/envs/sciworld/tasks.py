@@ -1,0 +1,100 @@
+"""ScienceWorld's task types, splits and game ids, without starting the simulator.
+
+A ScienceWorld game is a (task type, variation) pair. It has no file, so a `strata.envs.tasks.Task` names it
+with a game id, ``sciworld:<task type>:<variation>``, in the field that holds an ALFWorld game's file: the
+task lists, the pool's start requests and the episode records then carry it unchanged. The task type is the
+subtask of every metric and table (``boil``, ``find-animal``, ...).
+
+Splits: ScienceWorld divides each task type's variations into train, dev and test
+(``get_variations_train/dev/test``). Here they are ``train``, ``valid`` (= dev: what validation during
+training uses) and ``test`` (held out for the final evaluation).
+"""
+
+from __future__ import annotations
+
+from strata.envs.errors import UnknownNameError
+
+GAME_ID_PREFIX = "sciworld:"
+
+# The 30 task types in scienceworld 1.2.3's order (constants.ID2TASK, task ids 1-1 ... 10-2).
+TASK_TYPES: tuple[str, ...] = (
+    "boil",
+    "melt",
+    "freeze",
+    "change-the-state-of-matter-of",
+    "use-thermometer",
+    "measure-melting-point-known-substance",
+    "measure-melting-point-unknown-substance",
+    "power-component",
+    "power-component-renewable-vs-nonrenewable-energy",
+    "test-conductivity",
+    "test-conductivity-of-unknown-substances",
+    "find-living-thing",
+    "find-non-living-thing",
+    "find-plant",
+    "find-animal",
+    "grow-plant",
+    "grow-fruit",
+    "chemistry-mix",
+    "chemistry-mix-paint-secondary-color",
+    "chemistry-mix-paint-tertiary-color",
+    "lifespan-longest-lived",
+    "lifespan-shortest-lived",
+    "lifespan-longest-lived-then-shortest-lived",
+    "identify-life-stages-1",
+    "identify-life-stages-2",
+    "inclined-plane-determine-angle",
+    "inclined-plane-friction-named-surfaces",
+    "inclined-plane-friction-unnamed-surfaces",
+    "mendelian-genetics-known-plant",
+    "mendelian-genetics-unknown-plant",
+)
+
+# Our split name -> the simulator's method that lists its variations.
+SPLIT_METHODS: dict[str, str] = {
+    "train": "get_variations_train",
+    "valid": "get_variations_dev",
+    "test": "get_variations_test",
+}
+SPLITS: tuple[str, ...] = tuple(SPLIT_METHODS)
+
+
+def check_task_type(name: str) -> str:
+    if name not in TASK_TYPES:
+        raise UnknownNameError(f"unknown ScienceWorld task type {name!r}; known: {', '.join(TASK_TYPES)}")
+    return name
+
+
+def check_split(split: str) -> str:
+    if split not in SPLITS:
+        raise UnknownNameError(
+            f"unknown ScienceWorld split {split!r}; known splits: {', '.join(SPLITS)} (valid = ScienceWorld's dev)"
+        )
+    return split
+
+
+def resolve_task_types(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Task types selected by name, in `TASK_TYPES` order; ``None`` or empty selects all 30."""
+    if not names:
+        return TASK_TYPES
+    selected = {check_task_type(name.strip()) for name in names if name.strip()}
+    return tuple(name for name in TASK_TYPES if name in selected)
+
+
+def game_id(task_type: str, variation: int) -> str:
+    """``sciworld:<task type>:<variation>``, the game locator a `Task` carries in ``game_file``."""
+    if variation < 0:
+        raise ValueError(f"variation must be >= 0, got {variation}")
+    return f"{GAME_ID_PREFIX}{check_task_type(task_type)}:{variation}"
+
+
+def is_game_id(game: str) -> bool:
+    return game.startswith(GAME_ID_PREFIX)
+
+
+def parse_game_id(game: str) -> tuple[str, int]:
+    """(task type, variation) of a game id; raises `ValueError` naming the id when it is malformed."""
+    task_type, sep, variation = game.removeprefix(GAME_ID_PREFIX).rpartition(":")
+    if not is_game_id(game) or not sep or not variation.isdigit():
+        raise ValueError(f"{game!r} is not a ScienceWorld game id ({GAME_ID_PREFIX}<task type>:<variation>)")
+    return check_task_type(task_type), int(variation)

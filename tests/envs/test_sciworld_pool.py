@@ -1,0 +1,137 @@
+"""ScienceWorld on its real simulator through the env pool: gold wins, random does not, and a bad action, a
+killed JVM and a hung step are counted outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from strata.envs.metrics import end_reasons, success_table
+from strata.envs.play import play_tasks
+from strata.envs.pool import EnvPool
+from strata.envs.records import REASON_TIMEOUT, REASON_WORKER_LOST
+from strata.envs.sciworld.prepare import sciworld_tasks
+from strata.envs.sciworld.tasks import TASK_TYPES, game_id
+from strata.envs.tasks import Task
+
+pytest.importorskip("scienceworld")  # a hard dependency: missing only if the install itself is broken
+
+
+def java_children(pid: int) -> list[int]:
+    """Process ids of the java processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                comm = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and comm == "java":
+                found.append(int(entry.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie (a container's PID 1 may never reap orphans)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def task(task_type: str = "find-non-living-thing", variation: int = 0) -> Task:
+    return Task(game_id(task_type, variation), task_type, "valid", 0)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with EnvPool(num_workers=1, max_steps=20, engine="sciworld") as p:
+        p.wait_ready()
+        yield p
+
+
+@pytest.mark.slow
+def test_gold_wins_one_dev_variation_of_every_task_type():
+    tasks = sciworld_tasks("valid", per_task_type=1)
+    assert sorted({t.task_type for t in tasks}) == sorted(TASK_TYPES)
+    began = time.perf_counter()
+    with EnvPool(num_workers=2, max_steps=200, engine="sciworld") as pool:
+        outcomes = asyncio.run(play_tasks(pool, tasks, "gold", concurrency=2))
+    table = success_table(outcomes)
+    print(f"gold on {len(tasks)} dev variations: {time.perf_counter() - began:.0f}s\n{table.format()}")
+    assert end_reasons(outcomes) == {"won": len(tasks)}
+    assert all(o.score == 1.0 for o in outcomes)
+
+
+def test_random_policy_does_not_win(pool):
+    tasks = [task(t) for t in ("boil", "find-animal", "chemistry-mix", "test-conductivity")]
+    outcomes = asyncio.run(play_tasks(pool, tasks, "random", seed=0))
+    assert not any(o.won for o in outcomes)
+    assert {o.reason for o in outcomes} <= {"step_limit", "lost"}
+
+
+def test_bad_action_costs_a_step_and_the_episode_goes_on(pool):
+    async def play():
+        async with pool.episode(task()) as episode:
+            assert "Your task is to" in episode.task_description
+            assert "door to kitchen" in episode.admissible_commands or episode.admissible_commands
+            bad = await episode.step("flibber the jabber")
+            good = await episode.step("  Look around. ")
+            return episode, bad, good
+
+    episode, bad, good = asyncio.run(play())
+    assert (bad.admissible, bad.done, bad.failure, bad.score) == (False, False, None, 0.0)
+    assert good.admissible and good.command == "look around" and "This room is called" in good.observation
+    assert episode.num_steps == 2 and episode.outcome().reason == "abandoned"
+
+
+def test_killed_jvm_is_a_counted_worker_crash():
+    with EnvPool(num_workers=1, max_steps=20, engine="sciworld") as pool:
+        pool.wait_ready()
+        worker = pool.worker_pids[0]
+        (jvm,) = java_children(worker)
+
+        async def play():
+            async with pool.episode(task()) as first, pool.episode(task("find-animal")) as second:
+                await first.step("look around")
+                os.kill(jvm, signal.SIGKILL)
+                time.sleep(0.5)
+                crashed = await first.step("look around")
+                other = await second.step("look around")
+                return crashed, other
+
+        crashed, other = asyncio.run(play())
+        assert crashed.done and crashed.failure.startswith("engine_error: worker process died")
+        assert other.failure in (REASON_WORKER_LOST, crashed.failure) or other.failure.startswith("engine_error")
+        deadline = time.monotonic() + 60
+        while pool.workers_replaced < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pool.workers_replaced == 1
+        pool.wait_ready()
+        outcomes = asyncio.run(play_tasks(pool, [task()], "gold"))  # the replacement has a fresh JVM
+        assert outcomes[0].won
+
+
+def test_hung_step_times_out_and_leaves_no_java_behind():
+    with EnvPool(num_workers=1, max_steps=20, engine="sciworld", step_timeout_s=2.0) as pool:
+        pool.wait_ready()
+        worker = pool.worker_pids[0]
+        (jvm,) = java_children(worker)
+
+        async def play():
+            async with pool.episode(task()) as episode:
+                os.kill(jvm, signal.SIGSTOP)  # the JVM hangs: the step never returns
+                return await episode.step("look around")
+
+        result = asyncio.run(play())
+        assert result.done and result.failure == REASON_TIMEOUT
+        deadline = time.monotonic() + 30
+        while running(jvm) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(jvm), "the killed worker's JVM outlived it"

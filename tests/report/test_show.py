@@ -1,0 +1,212 @@
+"""`strata show` on synthetic dumps (tests/report/dump_fixture.py): the terminal view and its error lines."""
+
+from __future__ import annotations
+
+import gzip
+import html
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from strata.cli import main
+from strata.core.config import StrataConfig
+from strata.envs.tasks import Task
+from strata.report.dumps import dump_files, load_step
+from strata.report.show import task_tree, to_text
+from strata.workflow.dump import DumpSettings, DumpWriter, task_record
+from strata.workflow.records import Generation, Step, StrategyCandidate, StrategyRollout, TaskRollout, Trajectory
+from strata.workflow.rows import group_advantages
+from tests.report.dump_fixture import JUDGE_TEXT, STRATEGY_A, full_task, write_dump, write_run
+
+
+@pytest.fixture()
+def run(tmp_path: Path) -> Path:
+    return write_run(tmp_path)
+
+
+def show(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["show", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_lists_the_latest_step_and_renders_its_first_task(run: Path, capsys) -> None:
+    code, out, _ = show(capsys, str(run))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "train step 3: 3 task(s) from 2 file(s); steps with dumps: 1, 3"
+    assert [line.split("  ")[1] for line in lines[1:4]] == ["task 5", "task 7", "task 9"]
+    assert "task 5  heat  pick_heat_then_place_in_recep  won 1/3  /data/" in lines[1]
+    assert lines[5].startswith("task 5  heat")  # then task 5 rendered
+    assert "\033[" not in out  # not a terminal: no colour codes
+
+
+def test_renders_candidates_strategies_and_transcripts(run: Path, capsys) -> None:
+    code, out, _ = show(capsys, str(run), "--step", "3", "--task", "5")
+    assert code == 0
+    for expected in (
+        "  candidates: 3 sampled, 2 kept",
+        "    #0  KEPT rank 0  nearest kept cos 0.31  30 tok",
+        "    #1  not kept  MALFORMED  nearest kept cos -  31 tok  truncated",
+        "      raw: I think I should look around <strat",
+        "    #2  KEPT rank 1  nearest kept cos 0.31  32 tok",
+        "  strategy 1/2 (candidate #0)  score 0.50  A(z) +0.71  strategy tokens +0.93",
+        f"    {STRATEGY_A}",
+        "    trajectory 0: WON  reward 1.00  end won  3 steps  A(tau) +0.88",
+        "      judge  flagged steps: 2",
+        f"        {JUDGE_TEXT}",
+        "      step 2  FLAGGED  > open cabinet 3  admissible  22 tok  adv -0.35",
+        "        You open the cabinet 3. It is empty.",
+        "    trajectory 1: FAILED  reward 0.00  end step_limit  2 steps  A(tau) -0.88",
+        "      step 1  MALFORMED (no <action>)  not stepped  21 tok  adv -0.61",
+        "        raw: Let me open the microwave now",
+        "      step 2  > Fly to the moon  -> fly to the moon  NOT ADMISSIBLE  22 tok  adv -0.61",
+        "  strategy 2/2 (candidate #2)  score -  A(z) -  strategy tokens -  DROPPED: every trajectory failed in "
+        "the environment, nothing trained",
+        "    trajectory 0: FAILED  reward 0.00  end worker_lost  0 steps  A(tau) -  environment failure  not trained",
+    ):
+        assert expected in out.splitlines(), expected
+    # the transcript keeps the episode's order
+    assert out.index("step 1  > go to fridge 1") < out.index("step 2  FLAGGED") < out.index("step 3  > heat egg")
+
+
+def test_newest_file_wins_for_a_duplicate_task(run: Path, capsys) -> None:
+    # step_000003-a (newer, two gzip members) re-did task 7 of step_000003-b (older)
+    code, out, _ = show(capsys, str(run), "--task", "7")
+    assert code == 0 and "goal: NEW VERSION of task 7" in out and "OLD" not in out
+    files = dump_files(run / "rollouts", "train")[3]
+    os.utime(run / "rollouts/train/step_000003-b.jsonl.gz", (3_000_000, 3_000_000))
+    descriptions = {r["task"]["index"]: r["task_description"] for r in load_step(files)}
+    assert descriptions == {5: "heat some egg and put it in garbagecan", 7: "OLD VERSION of task 7", 9: "grpo task"}
+
+
+def test_grpo_record_has_no_strategy_level(run: Path, capsys) -> None:
+    code, out, _ = show(capsys, str(run), "--task", "9")  # in the second gzip member of its file
+    assert code == 0
+    assert "(train step 3, mode grpo, split train)" in out
+    assert "  trajectories (grpo: no strategy)\n    trajectory 0: WON" in out
+    assert "candidates:" not in out and "A(z)" not in out
+    assert "      step 1  > take egg 1 from fridge 1  admissible  21 tok  adv +0.50" in out
+
+
+def test_validation_dumps_and_the_rollouts_folder_itself(run: Path, capsys) -> None:
+    code, out, _ = show(capsys, str(run / "rollouts"), "--split", "valid")
+    assert code == 0
+    assert out.startswith("valid step 0: 1 task(s) from 1 file(s); steps with dumps: 0\n")
+    assert "goal: look at the vase under the desklamp" in out
+    assert "step 1  > take egg 1 from fridge 1  admissible  21 tok  adv -" in out
+
+
+def test_colour_only_on_request() -> None:
+    tree = task_tree(full_task(3))
+    assert "\033[1;35mFLAGGED\033[0m" in to_text(tree, colour=True)
+    assert "\033[31mMALFORMED (no <action>)\033[0m" in to_text(tree, colour=True)
+    assert "\033[31madv -0.35\033[0m" in to_text(tree, colour=True)
+    assert "\033[" not in to_text(tree, colour=False)
+
+
+def test_html_page_of_a_step(run: Path, tmp_path: Path, capsys) -> None:
+    page = tmp_path / "out" / "step3.html"
+    code, out, _ = show(capsys, str(run), "--html", str(page))
+    assert code == 0 and out.endswith(f"written: {page}\n")
+    text = page.read_text()
+    assert text.count('<details class="task"') == 3
+    assert html.escape(JUDGE_TEXT) in text and "<flagged>" not in text and "<strat" not in text
+    assert "http" not in text and "<script" not in text  # self-contained
+
+
+def test_reads_what_the_trainer_writes(tmp_path: Path, capsys) -> None:
+    """The real writer (strata/workflow/dump.py) and this viewer agree on the format."""
+    def generation(text: str) -> Generation:
+        return Generation(prompt_ids=[1], token_ids=[2, 3], logprobs=None, text=text, truncated=False)
+
+    def episode(won: bool) -> Trajectory:
+        steps = [Step(generation("<action>go to shelf 1</action>"), "go to shelf 1", "You see shelf 1.",
+                      command="go to shelf 1", admissible=True),
+                 Step(generation("hmm"), None, "Your answer had no <action> tag.")]
+        return Trajectory(prompt_ids=[1], steps=steps, won=won, end_reason="won" if won else "step_limit",
+                          flagged_steps=[2], judge_parsed=True, judge=generation("<judgment>[2]</judgment>"))
+
+    candidates = [StrategyCandidate(generation("<strategy>try the shelf</strategy>"), "try the shelf"),
+                  StrategyCandidate(generation("no tags"), None)]
+    rollout = TaskRollout(candidates, [0], [StrategyRollout(candidates[0], [episode(True), episode(False)])],
+                          nearest_kept_cosine=[None, 0.4], task_description="find the book")
+    config = StrataConfig.from_dict({"num_stras_per_run": 1, "num_trajs_per_stra": 2, "num_cands_per_stra": 2})
+    task = Task(game_file="/games/book/game.tw-pddl", task_type="look_at_obj_in_light", split="train", index=4)
+    record = task_record("train", 2, "strata", task, rollout, group_advantages(rollout, config))
+    assert DumpWriter(DumpSettings(run_dir=tmp_path)).maybe_write("train", 2, task, lambda: record)
+    code, out, _ = show(capsys, str(tmp_path))
+    assert code == 0 and out.startswith("train step 2: 1 task(s) from 1 file(s)")
+    assert "    #1  not kept  MALFORMED  nearest kept cos 0.40  2 tok" in out
+    flagged = record["strategies"][0]["trajectories"][0]["steps"][1]["advantage"]
+    assert f"      step 2  FLAGGED  MALFORMED (no <action>)  not stepped  2 tok  adv {flagged:+.2f}" in out.splitlines()
+    assert "goal: find the book" in out and "trajectory 1: FAILED  reward 0.00  end step_limit  2 steps" in out
+
+
+def _truncate(run: Path) -> str:
+    path = run / "rollouts/train/step_000003-a.jsonl.gz"
+    path.write_bytes(path.read_bytes()[:-12])
+    return f"error: cannot read {path}: corrupt or truncated"
+
+
+def _not_gzip(run: Path) -> str:
+    path = run / "rollouts/train/step_000003-b.jsonl.gz"
+    path.write_bytes(b"not gzip at all\n")
+    return f"error: cannot read {path}: corrupt or truncated"
+
+
+def _other_schema(run: Path) -> str:
+    path = run / "rollouts/train/step_000003-b.jsonl.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write('{"schema": 2}\n')
+    return f"error: {path}: dump schema 2, this viewer reads schema 1"
+
+
+def _missing_key(run: Path) -> str:
+    record = full_task(3)
+    del record["strategies"][0]["trajectories"][0]["steps"][1]["flagged"]
+    write_dump(run / "rollouts/train/step_000003-b.jsonl.gz", [record], mtime=1_000_000)
+    return "error: a record has no key 'flagged': not a schema-1 dump"
+
+
+def _no_rollouts(run: Path) -> str:
+    shutil.rmtree(run / "rollouts")
+    return f"error: no rollouts/ folder in {run}: this run wrote no trajectory dumps"
+
+
+def _no_valid(run: Path) -> str:
+    shutil.rmtree(run / "rollouts" / "valid")
+    return f"error: no valid dumps in {run / 'rollouts' / 'valid'}"
+
+
+@pytest.mark.parametrize(("damage", "argv"), [
+    (_truncate, []), (_not_gzip, []), (_other_schema, []), (_missing_key, ["--task", "5"]), (_no_rollouts, []),
+    (_no_valid, ["--split", "valid"]),
+])
+def test_errors_are_one_line(run: Path, capsys, damage, argv: list[str]) -> None:
+    expected = damage(run)
+    code, out, err = show(capsys, str(run), *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(expected), err
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--step", "2"], "error: no train dumps for step 2; steps with train dumps: 1, 3\n"),
+    (["--task", "4"], "error: no task 4 in train step 3; tasks: 5, 7, 9\n"),
+    (["--split", "valid", "--step", "3"], "error: no valid dumps for step 3; steps with valid dumps: 0\n"),
+])
+def test_missing_step_or_task_lists_what_exists(run: Path, capsys, argv: list[str], expected: str) -> None:
+    assert show(capsys, str(run), *argv) == (2, "", expected)
+
+
+def test_missing_run_folder(tmp_path: Path, capsys) -> None:
+    assert show(capsys, str(tmp_path / "nope")) == (2, "", f"error: no run folder at {tmp_path / 'nope'}\n")
+
+
+def test_help_has_an_example(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["show", "--help"])
+    assert exit_info.value.code == 0
+    assert "strata show outputs/run --step 3 --task 5" in capsys.readouterr().out
