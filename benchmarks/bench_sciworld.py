@@ -34,6 +34,8 @@ def steps_per_s(workers: int, per_task_type: int, max_steps: int) -> tuple[float
     tasks = sciworld_tasks("valid", per_task_type=per_task_type)
     with EnvPool(num_workers=workers, max_steps=max_steps, engine="sciworld") as pool:
         pool.wait_ready()
+        # Warm-up, untimed: each JVM compiles the simulator's hot paths during its first episodes.
+        asyncio.run(play_tasks(pool, tasks[:4 * workers], "random", seed=1, concurrency=4 * workers))
         began = time.perf_counter()
         outcomes = asyncio.run(play_tasks(pool, tasks, "random", concurrency=4 * workers))
         elapsed = time.perf_counter() - began
@@ -43,8 +45,8 @@ def steps_per_s(workers: int, per_task_type: int, max_steps: int) -> tuple[float
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--per-task-type", type=int, default=1)
-    parser.add_argument("--max-steps", type=int, default=30)
+    parser.add_argument("--per-task-type", type=int, default=3)
+    parser.add_argument("--max-steps", type=int, default=50)
     parser.add_argument("--gold-per-task-type", type=int, default=3)
     args = parser.parse_args()
     print(f"JVM start + first load: {jvm_start_s():.2f}s")

@@ -43,7 +43,7 @@ def run(name: str, recipe: str, overrides: tuple[str, ...], steps: int, platform
     env = dict(os.environ, OUT=str(out), STEPS=str(steps), VAL_SPLIT="valid_unseen", PLATFORM=platform,
                PY=str(REPO / ".venv/bin/python"))
     command = ["bash", str(REPO / recipe), "trainer.val_before_train=false", f"trainer.test_freq={steps}",
-               "trainer.save_freq=-1", *overrides]
+               *overrides]
     started = time.perf_counter()
     result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
     if result.returncode != 0:

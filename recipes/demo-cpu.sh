@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/demo}
+ASSETS=${ASSETS:-$OUT/magic-word-assets}   # the warm-started model and games: built on the first demo only
 PY=${PY:-.venv/bin/python}
 STRATA=$(dirname "$PY")/strata; [ -x "$STRATA" ] || STRATA="$PY -m strata.cli"
 export PY
@@ -28,7 +29,7 @@ echo "this part shows the plumbing (groups, selection, judge, advantages, checkp
 echo
 echo "== 2/2 magic word, warm-started tiny model: StraTA learns which strategy wins =="
 started=$SECONDS
-OUT="$OUT/learning" ASSETS="$OUT/magic-word-assets" bash recipes/train-strata-magic-word-tiny-cpu.sh \
+OUT="$OUT/learning" ASSETS="$ASSETS" bash recipes/train-strata-magic-word-tiny-cpu.sh \
   strata.diversity.embedder=sentence_transformer
 learning_s=$((SECONDS - started))
 

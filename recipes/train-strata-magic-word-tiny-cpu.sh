@@ -63,9 +63,9 @@ $PY -m strata.trainer.main +platform=cpu ${DRY_RUN:+--dry-run} \
 [ -n "${DRY_RUN:-}" ] && exit 0
 echo
 echo "== validation success rate per step (32 valid_seen games, one strategy and one episode per task) =="
-$PY -m strata.cli curve --log "$OUT/metrics.jsonl" --out "$OUT/curve"
+$PY -m strata.cli curve --run-dir "$OUT"
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed 0 --split valid_seen --out "$OUT/eval" >/dev/null
-$PY -m strata.cli model-card --run-dir "$OUT" --eval "$OUT/eval/eval_seed0.json" --out "$OUT/model-card/README.md"
+$PY -m strata.cli model-card --run-dir "$OUT" --name "$(basename "$OUT")"
 echo
 echo "curve:        $OUT/curve/curve.png (table: $OUT/curve/curve.md)"
 echo "model card:   $OUT/model-card/README.md"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from strata.checkpoint.inspect import CheckpointError
 from strata.report.config_resolve import ConfigSource
@@ -12,15 +13,18 @@ from strata.report.curve import SUCCESS_KEY
 from strata.report.model_card import write_model_card
 from strata.report.schema import EvalSchemaError
 
-EXAMPLE = ("strata model-card --run-dir outputs/run --eval eval/report.json --out release/README.md "
+EXAMPLE = ("strata model-card --run-dir outputs/demo/learning\n"
+           "  strata model-card --run-dir outputs/run --eval eval/report.json --out release/README.md "
            "--recipe strata_trainer --recipe-overrides trainer.n_gpus_per_node=2 ...")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, help="the run's output folder (hydra.run.dir)")
-    parser.add_argument("--eval", nargs="+", required=True,
-                        help="a report JSON from `strata report-eval`, or per-seed evaluation JSONs")
-    parser.add_argument("--out", required=True, help="README.md to write, normally inside the release folder")
+    parser.add_argument("--eval", nargs="+",
+                        help="a report JSON from `strata report-eval`, or per-seed evaluation JSONs (default: the "
+                             "run folder's eval/eval_seed*.json, as the tiny recipes write them)")
+    parser.add_argument("--out", help="README.md to write, normally inside the release folder "
+                                      "(default: RUN/model-card/README.md)")
     parser.add_argument("--name", help="model name for the title (default: the release folder's name)")
     parser.add_argument("--recipe", help="the recipe's config name (or resolved .yaml) to list differences from")
     parser.add_argument("--recipe-overrides", nargs="*", default=[], metavar="KEY=VALUE",
@@ -33,8 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     recipe = ConfigSource(args.recipe, tuple(args.recipe_overrides)) if args.recipe else None
+    evaluations = args.eval or sorted(str(p) for p in Path(args.run_dir).glob("eval/eval_seed*.json"))
+    if not evaluations:
+        print(f"error: no evaluation in {args.run_dir}/eval (eval_seed*.json); pass --eval", file=sys.stderr)
+        return 2
+    out = args.out or Path(args.run_dir) / "model-card" / "README.md"
     try:
-        out = write_model_card(args.run_dir, args.eval, args.out, recipe=recipe, name=args.name,
+        out = write_model_card(args.run_dir, evaluations, out, recipe=recipe, name=args.name,
                                metric=args.metric, logs=args.log, config=args.config)
     except (EvalSchemaError, CheckpointError, KeyError, ValueError, FileNotFoundError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)

@@ -43,10 +43,7 @@ def discover_run(run_dir: str | Path, config: str | Path | None = None,
     if not run_dir.is_dir():
         raise FileNotFoundError(f"no run folder at {run_dir}; pass the run's hydra.run.dir")
     config_path = Path(config) if config else _find_config(run_dir)
-    log_paths = tuple(Path(path) for path in logs) or _find_logs(run_dir)
-    if not log_paths:
-        raise FileNotFoundError(f"no metric log in {run_dir}: run with trainer.logger=[console,file] and "
-                                f"VERL_FILE_LOGGER_PATH inside the run folder, or pass --log")
+    log_paths = tuple(Path(path) for path in logs) or find_logs(run_dir)
     return RunFiles(run_dir=run_dir, config=config_path, logs=log_paths)
 
 
@@ -59,6 +56,18 @@ def _find_config(run_dir: Path) -> Path:
         return nested[-1]
     raise FileNotFoundError(f"no resolved config in {run_dir} (looked for {', '.join(_CONFIG_CANDIDATES)}); "
                             f"pass --config")
+
+
+def find_logs(run_dir: str | Path) -> tuple[Path, ...]:
+    """The run's metric logs, oldest first (verl's JSONL, else console logs with metric lines)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"no run folder at {run_dir}")
+    logs = _find_logs(run_dir)
+    if not logs:
+        raise FileNotFoundError(f"no metric log in {run_dir}: run with trainer.logger=[console,file] and "
+                                f"VERL_FILE_LOGGER_PATH inside the run folder, or pass --log")
+    return logs
 
 
 def _find_logs(run_dir: Path) -> tuple[Path, ...]:

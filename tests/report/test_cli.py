@@ -37,6 +37,21 @@ def test_curve_from_a_jsonl_log(tmp_path: Path, capsys) -> None:
     assert main(["curve", "--log", str(log), "--out", str(tmp_path / "c2"), "--metric", "val/x"]) == 2
 
 
+def test_curve_from_the_run_folder_alone(tmp_path: Path, capsys) -> None:
+    (tmp_path / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "data": {"val/average/metrics/success_rate": v}}) + "\n"
+                for s, v in ((0, 0.25), (2, 0.75))))
+    assert main(["curve", "--run-dir", str(tmp_path)]) == 0
+    assert "| 2 | 75.00 |" in capsys.readouterr().out
+    assert (tmp_path / "curve" / "curve.png").is_file()
+    assert main(["curve"]) == 2 and "--run-dir" in capsys.readouterr().err
+
+
+def test_model_card_without_an_evaluation_says_what_is_missing(tmp_path: Path, capsys) -> None:
+    assert main(["model-card", "--run-dir", str(tmp_path)]) == 2
+    assert "no evaluation in" in capsys.readouterr().err
+
+
 def test_config_diff_prints_the_count(capsys) -> None:
     code = main(["config-diff", "smoke_grpo_cpu", "smoke_grpo_cpu",
                  "--overrides-b", "actor_rollout_ref.actor.optim.lr=2e-3", "trainer.save_freq=5"])

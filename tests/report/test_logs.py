@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def test_later_parts_override_earlier(tmp_path: Path) -> None:
 
 
 def test_partial_last_line_is_skipped(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="strata.report")
     log = tmp_path / "killed.jsonl"
     log.write_text('{"step": 1, "data": {"a": 1.0}}\n{"step": 2, "data": {"a"')
     assert read_metrics([log]) == {1: {"a": 1.0}}
