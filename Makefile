@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml Makefile
 install: $(STAMP)
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=20
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"

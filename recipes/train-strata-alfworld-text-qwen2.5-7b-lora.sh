@@ -39,46 +39,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
-DATA=${DATA:-$HOME/data/strata-alfworld}
-CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b-lora}
-N_GPUS=${N_GPUS:-2}
-PY=${PY:-python}
-
-$PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
-  data.train_files="$DATA/train.parquet" \
-  data.val_files="$DATA/valid_seen.parquet" \
-  actor_rollout_ref.model.path="$MODEL" \
+# The full 7B recipe's command on 2 GPUs, with the adapter, its rate, and adapter-only weight sync.
+N_GPUS=${N_GPUS:-2} CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b-lora} \
+  exec bash recipes/train-strata-alfworld-text-qwen2.5-7b.sh \
   actor_rollout_ref.model.lora_rank=64 \
   actor_rollout_ref.model.lora_alpha=64 \
   actor_rollout_ref.model.target_modules=all-linear \
   actor_rollout_ref.actor.optim.lr=1e-5 \
-  actor_rollout_ref.model.enable_gradient_checkpointing=true \
-  actor_rollout_ref.model.use_remove_padding=true \
-  actor_rollout_ref.actor.use_dynamic_bsz=true \
-  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.actor.fsdp_config.param_offload=true \
-  actor_rollout_ref.actor.fsdp_config.optimizer_offload=true \
-  actor_rollout_ref.ref.fsdp_config.param_offload=true \
-  actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.load_format=safetensors \
   actor_rollout_ref.rollout.layered_summon=true \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.85 \
-  actor_rollout_ref.rollout.max_num_seqs=128 \
-  actor_rollout_ref.rollout.max_num_batched_tokens=16384 \
-  actor_rollout_ref.rollout.enable_prefix_caching=true \
   actor_rollout_ref.rollout.agent.num_workers=8 \
-  env.num_workers=6 \
-  strata.seeded_sampling=false \
-  trainer.n_gpus_per_node="$N_GPUS" \
-  trainer.nnodes=1 \
-  trainer.save_freq=10 \
-  trainer.default_local_dir="$CKPT" \
   trainer.experiment_name=strata-alfworld-qwen2.5-7b-lora \
-  'trainer.logger=[console,wandb]' \
   "$@"

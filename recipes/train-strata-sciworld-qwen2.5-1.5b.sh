@@ -14,12 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODEL=${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}
-DATA=${DATA:-$HOME/data/strata-sciworld}
-CKPT=${CKPT:-checkpoints/strata-sciworld-qwen2.5-1.5b}
-N_GPUS=${N_GPUS:-2}
-PY=${PY:-python}
-
 # Row budget: the ALFWorld recipe's, 2048 + 30720 = Qwen2.5's 32,768-token context. Measured with the real
 # tokenizer on the gold paths of variation 0 of all 30 task types (1,060 turns): an observation turn (the
 # observation and the objects in view, trimmed to ~350 tokens) is 271 tokens on average, 410 at p90, 816 at
@@ -36,34 +30,11 @@ PY=${PY:-python}
 # Environment: 8 agent-loop workers x 6 = 48 game processes for a 64-core node, each with one JVM
 # (~0.7 GB resident with 9 live episodes, 24 threads: ~34 GB in all); the simulator is CPU-bound.
 
-$PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
+# The ALFWorld recipe's command with the ScienceWorld environment, data and validation list.
+DATA=${DATA:-$HOME/data/strata-sciworld}
+DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-sciworld-qwen2.5-1.5b} \
+  exec bash recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh \
   +environment=sciworld \
-  data.train_files="$DATA/train.parquet" \
   data.val_files="$DATA/10-per-task-type/valid.parquet" \
-  actor_rollout_ref.model.path="$MODEL" \
-  actor_rollout_ref.model.enable_gradient_checkpointing=true \
-  actor_rollout_ref.model.use_remove_padding=true \
-  actor_rollout_ref.actor.use_dynamic_bsz=true \
-  actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.actor.fsdp_config.param_offload=false \
-  actor_rollout_ref.actor.fsdp_config.optimizer_offload=false \
-  actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true \
-  actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \
-  actor_rollout_ref.rollout.name=vllm \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.8 \
-  actor_rollout_ref.rollout.max_num_seqs=128 \
-  actor_rollout_ref.rollout.max_num_batched_tokens=16384 \
-  actor_rollout_ref.rollout.enable_prefix_caching=true \
-  actor_rollout_ref.rollout.agent.num_workers=8 \
-  env.num_workers=6 \
-  strata.seeded_sampling=false \
-  trainer.n_gpus_per_node="$N_GPUS" \
-  trainer.nnodes=1 \
-  trainer.save_freq=10 \
-  trainer.default_local_dir="$CKPT" \
   trainer.experiment_name=strata-sciworld-qwen2.5-1.5b \
-  'trainer.logger=[console,wandb]' \
   "$@"
