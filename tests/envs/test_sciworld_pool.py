@@ -56,12 +56,17 @@ def pool():
         yield p
 
 
+# The simulator's gold sequence is not fixed: mendelian genetics waits on unseeded pollination, 143-163 steps in
+# three runs here and over 200 once in CI. The cap only has to stay out of the gold path's way.
+GOLD_STEP_CAP = 1000
+
+
 @pytest.mark.slow
 def test_gold_wins_one_dev_variation_of_every_task_type():
     tasks = sciworld_tasks("valid", per_task_type=1)
     assert sorted({t.task_type for t in tasks}) == sorted(TASK_TYPES)
     began = time.perf_counter()
-    with EnvPool(num_workers=2, max_steps=200, engine="sciworld") as pool:
+    with EnvPool(num_workers=2, max_steps=GOLD_STEP_CAP, engine="sciworld") as pool:
         outcomes = asyncio.run(play_tasks(pool, tasks, "gold", concurrency=2))
     table = success_table(outcomes)
     print(f"gold on {len(tasks)} dev variations: {time.perf_counter() - began:.0f}s\n{table.format()}")
