@@ -257,7 +257,7 @@ class StrataConfig:
         templates = self.prompts.templates()
         for name in ("action", "observation_turn"):
             _require("{strategy}" not in getattr(templates, name), f"prompts.{name}",
-                     "must not show {strategy} with strata.algorithm=grpo (use prompts.preset=alfworld_grpo)",
+                     "must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo or sciworld_grpo)",
                      self.prompts.preset)
 
     @property

@@ -82,7 +82,7 @@ class StrataAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         config: DictConfig = self.config
-        self.strata = _strata_config(OmegaConf.to_yaml(config.strata))
+        self.strata = _strata_config(OmegaConf.to_yaml(config.strata, resolve=True))
         self.templates: PromptTemplates = self.strata.prompts.templates()
         env = config.env
         self.pool = make_environment(

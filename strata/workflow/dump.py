@@ -56,7 +56,7 @@ class DumpSettings:
     """
 
     run_dir: Path | None
-    train_every: int = 1
+    train_every: int = 10
     train_task_share: float = 1.0
     validation: bool = True
 
@@ -73,9 +73,9 @@ class DumpSettings:
         directory = run.get("dir")
         return cls(
             run_dir=Path(directory) if directory else None,
-            train_every=int(dump.get("train_every", 1)),
-            train_task_share=float(dump.get("train_task_share", 1.0)),
-            validation=bool(dump.get("validation", True)),
+            train_every=int(dump.get("train_every", cls.train_every)),
+            train_task_share=float(dump.get("train_task_share", cls.train_task_share)),
+            validation=bool(dump.get("validation", cls.validation)),
         )
 
     def wants(self, kind: str, step: int, task: Task) -> bool:

@@ -44,21 +44,25 @@ def test_the_gpu_recipes_differ_only_in_infrastructure(environment):
     assert {d.kind for d in diff.deltas} == {INFRASTRUCTURE}, diff.to_markdown()
 
 
-# The GRPO baseline (configs/baseline/grpo.yaml): the StraTA recipe minus the strategy level, G = 8 episodes.
+# The GRPO baseline (configs/baseline/grpo.yaml): the StraTA recipe minus the strategy level, G = 8 episodes,
+# and the environment's strategy-free prompts.
 GRPO_KEYS = {"strata.algorithm": "grpo", "strata.num_stras_per_run": 1, "strata.num_cands_per_stra": 1,
-             "strata.judge.enable": False, "strata.prompts.preset": "alfworld_grpo"}
+             "strata.judge.enable": False}
 
 
+@pytest.mark.parametrize(("environment", "preset"),
+                         [("alfworld-text", "alfworld_grpo"), ("sciworld", "sciworld_grpo")])
 @pytest.mark.parametrize("size", ["1.5b", "7b"])
-def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(size):
-    strata = flatten(resolve(f"train-strata-alfworld-text-qwen2.5-{size}.sh"))
-    grpo = flatten(resolve(f"train-grpo-alfworld-text-qwen2.5-{size}.sh"))
+def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(environment, preset, size):
+    strata = flatten(resolve(f"train-strata-{environment}-qwen2.5-{size}.sh"))
+    grpo = flatten(resolve(f"train-grpo-{environment}-qwen2.5-{size}.sh"))
     assert grpo["strata.num_trajs_per_stra"] == 8  # G, the paper's GRPO group size
     diff = diff_configs(strata, grpo, "strata", "grpo")
     algorithm = {d.key: d.b for d in diff.deltas if d.kind != INFRASTRUCTURE}
-    assert algorithm == GRPO_KEYS, diff.to_markdown()
-    assert grpo["trainer.default_local_dir"] == f"checkpoints/grpo-alfworld-qwen2.5-{size}"
-    assert grpo["trainer.experiment_name"] == f"grpo-alfworld-qwen2.5-{size}"
+    assert algorithm == {**GRPO_KEYS, "strata.prompts.preset": preset}, diff.to_markdown()
+    short = environment.removesuffix("-text")
+    assert grpo["trainer.default_local_dir"] == f"checkpoints/grpo-{short}-qwen2.5-{size}"
+    assert grpo["trainer.experiment_name"] == f"grpo-{short}-qwen2.5-{size}"
 
 
 # What LoRA changes on top of the full 7B recipe's algorithm: the adapter and its learning rate (the recipe
@@ -124,5 +128,6 @@ def test_gpu_recipe_kv_cache_holds_its_running_episodes(recipe):
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if "-sciworld-" in r])
 def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
     config = resolve(recipe, *(("/ckpt/global_step_150", "3") if recipe.startswith("evaluate") else ()))
-    assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == "sciworld"
+    preset = "sciworld_grpo" if "-grpo-" in recipe else "sciworld"
+    assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == preset
     assert config["env"]["reward"] == "success"  # the spec's outcome reward; env.reward=score switches

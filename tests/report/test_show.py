@@ -136,7 +136,7 @@ def test_reads_what_the_trainer_writes(tmp_path: Path, capsys) -> None:
     config = StrataConfig.from_dict({"num_stras_per_run": 1, "num_trajs_per_stra": 2, "num_cands_per_stra": 2})
     task = Task(game_file="/games/book/game.tw-pddl", task_type="look_at_obj_in_light", split="train", index=4)
     record = task_record("train", 2, "strata", task, rollout, group_advantages(rollout, config))
-    assert DumpWriter(DumpSettings(run_dir=tmp_path)).maybe_write("train", 2, task, lambda: record)
+    assert DumpWriter(DumpSettings(run_dir=tmp_path, train_every=1)).maybe_write("train", 2, task, lambda: record)
     code, out, _ = show(capsys, str(tmp_path))
     assert code == 0 and out.startswith("train step 2: 1 task(s) from 1 file(s)")
     assert "    #1  not kept  MALFORMED  nearest kept cos 0.40  2 tok" in out

@@ -72,3 +72,14 @@ def test_resuming_from_a_step_without_actor_says_what_is_missing(capsys, tiny_mo
     )
     assert "global_step_3" in err and "actor" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("env.reward=progress", "env.reward='progress' is not a reward mode; valid: success, score"),
+    ("env.name=webshop", "env.name='webshop' is not an environment; valid: alfworld, sciworld, magic_word"),
+    ("run.dump.train_task_share=2", "run.dump.train_task_share must lie in [0, 1]"),
+])
+def test_a_bad_env_or_dump_key_stops_before_ray_starts(capsys, override, message):
+    # The agent loop reads these only inside Ray's workers; the dry run (no Ray) must already refuse them.
+    err = run_main(capsys, "--config-name", "strata_trainer", "--dry-run", override)
+    assert message in err and "Traceback" not in err

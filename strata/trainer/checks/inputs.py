@@ -31,6 +31,26 @@ def check_strata(config: DictConfig) -> None:
             "data.train_batch_size must be a multiple of actor_rollout_ref.actor.ppo_mini_batch_size "
             "(both count tasks)."
         )
+    check_env_and_run(config)
+
+
+def check_env_and_run(config: DictConfig) -> None:
+    """The ``env`` and ``run`` keys the agent loop reads only once Ray and the rollout servers are up: a
+    typo there must stop the run before that, not in every agent-loop worker."""
+    from strata.core.rewards import REWARD_MODES
+    from strata.workflow.dump import DumpSettings
+    from strata.workflow.environments import ENVIRONMENTS
+
+    env = config.get("env") or {}
+    name, reward = str(env.get("name", "alfworld")), str(env.get("reward", "success"))
+    if name not in ENVIRONMENTS:
+        raise ConfigError(f"env.name={name!r} is not an environment; valid: {', '.join(ENVIRONMENTS)}")
+    if reward not in REWARD_MODES:
+        raise ConfigError(f"env.reward={reward!r} is not a reward mode; valid: {', '.join(REWARD_MODES)}")
+    try:
+        DumpSettings.from_config(config.get("run"))
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
 
 
 def validate_like_verl(config: DictConfig) -> None:

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Evaluate the GRPO baseline with Qwen2.5-7b on ScienceWorld's test variations, with StraTA's protocol
+# (spec §3) minus the strategy: one episode per task. Same arguments and outputs as
+# evaluate-strata-sciworld-qwen2.5-7b.sh:
+#
+#   bash recipes/evaluate-grpo-sciworld-qwen2.5-7b.sh CHECKPOINT [SEED] [overrides...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SPLIT=${SPLIT:-test} DATA=${DATA:-$HOME/data/strata-sciworld} \
+  TRAIN_RECIPE=recipes/train-grpo-sciworld-qwen2.5-7b.sh NAME=grpo-sciworld-qwen2.5-7b \
+  exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"
