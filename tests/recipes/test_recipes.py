@@ -87,6 +87,13 @@ def test_the_lora_recipe_trains_an_adapter_on_the_full_recipes_algorithm():
     assert full["actor_rollout_ref.actor.optim.lr"] * 10 == pytest.approx(LORA_KEYS["actor_rollout_ref.actor.optim.lr"])
 
 
+def test_the_lora_evaluation_recipe_loads_the_adapter_of_a_lora_checkpoint():
+    evaluate = flatten(resolve("evaluate-strata-alfworld-text-qwen2.5-7b-lora.sh", "/ckpt/global_step_150", "3"))
+    assert {key: evaluate[key] for key in LORA_KEYS if "lora" in key} == {
+        key: value for key, value in LORA_KEYS.items() if "lora" in key}
+    assert evaluate["trainer.n_gpus_per_node"] == 2
+
+
 # Model facts for the rollout sizing check (config.json of the Qwen2.5-Instruct models; bf16 everywhere).
 GiB = 2**30
 A100_BYTES = 80 * GiB
