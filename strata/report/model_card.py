@@ -68,6 +68,38 @@ OPTIMISATION_KEYS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class Environment:
+    """How the card speaks of the environment a run played (``env.name``)."""
+
+    name: str
+    description: str
+    tag: str
+    comparable: str  # what a result must share to be compared with this one, besides split and protocol
+
+
+ENVIRONMENTS: dict[str, Environment] = {
+    "alfworld": Environment("ALFWorld", "ALFWorld text games", "alfworld",
+                            "ALFWorld data version: the command grammar differs between data releases "
+                            "(`put X in/on Y` vs `move X to Y`)"),
+    "sciworld": Environment("ScienceWorld", "ScienceWorld science experiments", "scienceworld",
+                            "ScienceWorld version: task variations and their train/dev/test split are the "
+                            "simulator's own"),
+    "magic_word": Environment("the magic-word game", "the magic-word toy game (StraTA's learning check)", "toy",
+                              "game generator (`strata build-learning-check`)"),
+}
+
+
+def environment_of(config: dict[str, Any]) -> Environment:
+    name = str(config.get("env.name", "alfworld"))
+    return ENVIRONMENTS.get(name, Environment(name, name, name, f"{name} version"))
+
+
+def is_grpo(config: dict[str, Any]) -> bool:
+    """The run trained the flat GRPO baseline (``strata.algorithm=grpo``), not StraTA."""
+    return config.get("strata.algorithm") == "grpo"
+
+
+@dataclass(frozen=True)
 class CardInputs:
     """Everything the card shows, already read from the run's files.
 
@@ -148,8 +180,9 @@ def write_model_card(
 
 def _front_matter(inputs: CardInputs) -> str:
     base = inputs.config.get("actor_rollout_ref.model.path")
-    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation",
-             "tags: [reinforcement-learning, llm-agent, alfworld, strata, verl]"]
+    tags = ["reinforcement-learning", "llm-agent", environment_of(inputs.config).tag,
+            "grpo" if is_grpo(inputs.config) else "strata", "verl"]
+    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation", f"tags: [{', '.join(tags)}]"]
     if isinstance(base, str) and _HUB_ID.match(base):
         lines.append(f"base_model: {base}")  # a Hub id (org/name), not a local path
     lines.append("---")
@@ -161,20 +194,28 @@ def _summary(inputs: CardInputs) -> str:
     overall = report.overall
     last_step = inputs.curve.steps[-1]
     total = config.get("trainer.total_training_steps")
+    environment = environment_of(config)
+    algorithm = "GRPO (flat baseline)" if is_grpo(config) else "StraTA"
     rows = [
         ["base model", f"`{config.get('actor_rollout_ref.model.path')}`"],
-        ["training", f"StraTA on ALFWorld, {last_step} logged steps"
+        ["training", f"{algorithm} on {environment.name}, {last_step} logged steps"
                      + (f" of {total} configured" if total is not None else "")],
         [f"success rate on `{report.split}`", f"{PERCENT.mean_std(overall)} % ({len(report.seeds)} seed(s), "
                                               f"{overall.num_tasks} tasks)"],
         ["format rate", _plain(report.format_rate.mean, 3)],
         ["mean episode length", f"{_plain(report.mean_episode_length.mean, 1)} steps"],
     ]
+    rank = config.get("actor_rollout_ref.model.lora_rank") or 0
+    if rank > 0:
+        rows.append(["adapter", f"LoRA rank {rank}, alpha {config.get('actor_rollout_ref.model.lora_alpha')} on "
+                                f"`{config.get('actor_rollout_ref.model.target_modules')}`, merged into these "
+                                f"weights by `strata export` (alone in `lora_adapter/`)"])
     if report.step is not None:
         rows.append(["evaluated checkpoint", f"step {report.step}"])
-    text = (f"# {inputs.name}\n\nA language-model agent for ALFWorld text games trained with StraTA "
-            f"(hierarchical GRPO over strategies and trajectories) on verl.\n\n"
-            + markdown_table(["", ""], rows, align_right_from=2))
+    method = ("the flat GRPO baseline (one group of episodes per task, no strategy)" if is_grpo(config)
+              else "StraTA (hierarchical GRPO over strategies and trajectories)")
+    text = (f"# {inputs.name}\n\nA language-model agent for {environment.description} trained with {method} "
+            f"on verl.\n\n" + markdown_table(["", ""], rows, align_right_from=2))
     if inputs.training_state and report.step is not None and inputs.training_state.step != report.step:
         text += (f"\n\n> Note: the evaluated checkpoint is step {report.step} but `training_state/` holds step "
                  f"{inputs.training_state.step}.")
@@ -191,15 +232,15 @@ def _evaluation(inputs: CardInputs) -> str:
     horizon = config.get("env.max_steps")
     counts = ", ".join(f"{row.name} {row.num_tasks}" for row in report.success[:-1])
     caveats = [
-        "One strategy, then one trajectory conditioned on it, per task: no oversampling, no diverse "
+        "One trajectory per task, straight from the task (the GRPO baseline has no strategy)." if is_grpo(config)
+        else "One strategy, then one trajectory conditioned on it, per task: no oversampling, no diverse "
         "selection and no self-judgment at evaluation (those are training-time only).",
         f"Sampling as in the run's config: {sampling or 'see actor_rollout_ref.rollout.val_kwargs'}"
         + (f"; at most {horizon} environment steps per episode." if horizon is not None else "."),
         f"Split `{report.split}`, {report.overall.num_tasks} tasks ({counts}); one episode per task and seed "
         f"(seeds {', '.join(map(str, report.seeds))}).",
         "Success is the environment's own `won` flag; format rate counts responses with a well-formed tag.",
-        "Compare only with results on the same split, protocol and ALFWorld data version: the command "
-        "grammar differs between data releases (`put X in/on Y` vs `move X to Y`).",
+        f"Compare only with results on the same split, protocol and {environment_of(config).comparable}.",
     ]
     return ("## Evaluation\n\n" + report.to_markdown() + "\n\n### Protocol and caveats\n\n"
             + "\n".join(f"- {line}" for line in caveats))
@@ -238,6 +279,7 @@ def _differences(diff: ConfigDiff | None) -> str:
 
 
 def _usage(inputs: CardInputs) -> str:
+    preset = inputs.config.get("strata.prompts.preset", "alfworld")
     text = f"""## Usage
 
 ```python
@@ -246,7 +288,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 path = "{inputs.name}"  # this folder, or its Hub id
 tokenizer = AutoTokenizer.from_pretrained(path)
 model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
-messages = [{{"role": "user", "content": "..."}}]  # StraTA's prompts: strata/core/prompts/alfworld.yaml
+messages = [{{"role": "user", "content": "..."}}]  # the run's prompts: strata/core/prompts/{preset}.yaml
 inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
 output = model.generate(**inputs, max_new_tokens=512, do_sample=True, temperature=0.7, top_p=0.8, top_k=20)
 print(tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True))

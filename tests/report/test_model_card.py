@@ -18,6 +18,10 @@ RUN_OVERRIDES = ["trainer.n_gpus_per_node=2", "actor_rollout_ref.actor.optim.lr=
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("run"), RUN_OVERRIDES)
+
+
+def make_run(run: Path, overrides: list[str]) -> Path:
     """A run folder as Hydra and verl leave it: .hydra/config.yaml and the file logger's JSONL."""
     import random
 
@@ -26,9 +30,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from strata.trainer.config import load_config
 
-    run = tmp_path_factory.mktemp("run")
-    (run / ".hydra").mkdir()
-    OmegaConf.save(load_config("strata_trainer", RUN_OVERRIDES), run / ".hydra" / "config.yaml")
+    (run / ".hydra").mkdir(parents=True)
+    OmegaConf.save(load_config("strata_trainer", overrides), run / ".hydra" / "config.yaml")
     rng = random.Random(0)
     import os
 
@@ -117,3 +120,22 @@ def test_no_recipe_is_said(run_dir: Path, tmp_path: Path, make_evaluation) -> No
     text = write_model_card(run_dir, [evaluation], tmp_path / "release" / "README.md").read_text()
     assert "No recipe was given" in text
     assert text.startswith("---\nlibrary_name: transformers")
+
+
+def test_the_card_names_the_environment_algorithm_and_adapter_the_run_used(tmp_path: Path, make_evaluation) -> None:
+    run = make_run(tmp_path / "run", ["+environment=sciworld", "+baseline=grpo", "actor_rollout_ref.model.lora_rank=64",
+                                      "actor_rollout_ref.model.lora_alpha=32"])
+    evaluation = make_evaluation(0, SEED0).save(tmp_path / "seed0.json")
+    text = write_model_card(run, [evaluation], tmp_path / "release" / "README.md").read_text()
+    assert "tags: [reinforcement-learning, llm-agent, scienceworld, grpo, verl]" in text
+    assert "A language-model agent for ScienceWorld science experiments trained with the flat GRPO baseline" in text
+    assert "| training | GRPO (flat baseline) on ScienceWorld, 30 logged steps of 150 configured |" in text
+    assert "| adapter | LoRA rank 64, alpha 32 on `all-linear`" in text
+    assert "One trajectory per task, straight from the task" in text and "ALFWorld" not in text
+    assert "strata/core/prompts/sciworld_grpo.yaml" in text
+
+
+def test_a_strata_card_on_alfworld_has_no_adapter_row(card) -> None:
+    _, text = card
+    assert "tags: [reinforcement-learning, llm-agent, alfworld, strata, verl]" in text
+    assert "| adapter |" not in text and "strata/core/prompts/alfworld.yaml" in text
