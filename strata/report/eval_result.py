@@ -34,6 +34,7 @@ def eval_result_from_metrics(
         format_rate=float(metrics[prefix + "format_rate"]),
         mean_episode_length=float(metrics[prefix + "episode_length"]),
         score=_optional(metrics, prefix + "score"),
+        end_reasons=_end_reasons(metrics),
         checkpoint=checkpoint,
         step=step,
     )
@@ -42,3 +43,10 @@ def eval_result_from_metrics(
 def _optional(metrics: Mapping[str, float], key: str) -> float | None:
     """A metric logged only where the environment has it (the progress score), else None."""
     return float(metrics[key]) if key in metrics else None
+
+
+def _end_reasons(metrics: Mapping[str, float]) -> dict[str, int] | None:
+    """Episode counts per end reason (``val/end_reason/<reason>``), None in logs from before they were logged."""
+    prefix = "val/end_reason/"
+    counts = {key.removeprefix(prefix): int(value) for key, value in metrics.items() if key.startswith(prefix)}
+    return counts or None

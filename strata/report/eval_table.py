@@ -116,7 +116,23 @@ class EvalReport:
                       for row in self.score]
             table += ("\n\nMean score (0-100, the environment's progress score; a win scores 100) on the same "
                       "tasks.\n\n" + markdown_table(header, scores))
+        ends = self.end_reasons
+        if ends:
+            table += ("\n\nHow the episodes ended (all seeds): "
+                      + ", ".join(f"{reason.replace('_', ' ')} {count}" for reason, count in ends.items()) + ".")
         return table
+
+    @property
+    def end_reasons(self) -> dict[str, int]:
+        """Episodes per end reason summed over the seeds (reasons no episode had left out); empty when a seed's
+        file does not record them."""
+        if any(result.end_reasons is None for result in self.results):
+            return {}
+        total: dict[str, int] = {}
+        for result in self.results:
+            for reason, count in result.end_reasons.items():
+                total[reason] = total.get(reason, 0) + count
+        return {reason: count for reason, count in total.items() if count}
 
 
 def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:

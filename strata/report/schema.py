@@ -11,7 +11,10 @@ Example (``schema_version`` 1)::
     {"schema_version": 1, "seed": 0, "split": "valid_seen", "num_tasks": 140, "success_rate": 0.8643,
      "per_subtask": {"pick": {"success_rate": 0.9714, "num_tasks": 35}, ...},
      "format_rate": 1.0, "mean_episode_length": 13.2,
+     "end_reasons": {"won": 121, "step_limit": 17, "lost": 0, "token_budget": 2, "environment_failure": 0},
      "checkpoint": "checkpoints/global_step_150", "step": 150}
+
+``score`` (ScienceWorld) and ``end_reasons`` (files written since it was recorded) are optional.
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ class EvalResult:
         per_subtask: per subtask, its success rate and task count; subtasks absent from the split are left out.
         format_rate: share of responses with a well-formed tag.
         mean_episode_length: mean environment steps per episode.
+        end_reasons: how many episodes ended each way (``val/end_reason/*``: won, step_limit, lost,
+            token_budget, environment_failure); they add up to ``num_tasks`` and ``won`` matches the success
+            rate. None in files written before it was recorded.
         score: mean progress score in [0, 1] (``val/average/metrics/score``) where the environment has one
             (ScienceWorld), else None.
         checkpoint: the evaluated checkpoint (path or name), None when unknown.
@@ -80,6 +86,7 @@ class EvalResult:
     format_rate: float
     mean_episode_length: float
     score: float | None = None
+    end_reasons: dict[str, int] | None = None
     checkpoint: str | None = None
     step: int | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
@@ -99,6 +106,8 @@ class EvalResult:
             raise EvalSchemaError(f"per_subtask has unknown subtasks {unknown}; known: {', '.join(ALL_SUBTASKS)}")
         if self.score is not None:
             _check_rate(self.score, "score")
+        if self.end_reasons is not None:
+            self._check_end_reasons()
         for name, result in self.per_subtask.items():
             _check_rate(result.success_rate, f"per_subtask.{name}.success_rate")
             if result.score is not None:
@@ -114,9 +123,24 @@ class EvalResult:
                 raise EvalSchemaError(f"success_rate {self.success_rate} is not the task-weighted mean of the "
                                       f"per-subtask rates ({weighted:.6f})")
 
+    def _check_end_reasons(self) -> None:
+        if not isinstance(self.end_reasons, dict):
+            raise EvalSchemaError(f"end_reasons must map reasons to episode counts, got {self.end_reasons!r}")
+        for reason, count in self.end_reasons.items():
+            _check_int(count, f"end_reasons.{reason}", minimum=0)
+        if sum(self.end_reasons.values()) != self.num_tasks:
+            raise EvalSchemaError(f"end_reasons add up to {sum(self.end_reasons.values())} episodes, but num_tasks "
+                                  f"is {self.num_tasks}")
+        won = self.end_reasons.get("won", 0)
+        if abs(won - self.success_rate * self.num_tasks) > _CONSISTENCY_TOLERANCE * self.num_tasks:
+            raise EvalSchemaError(f"end_reasons.won is {won} but success_rate x num_tasks is "
+                                  f"{self.success_rate * self.num_tasks:.3f}")
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object; ``score`` fields appear only where the environment has a score."""
+        """The JSON object; ``score`` and ``end_reasons`` appear only where they were recorded."""
         data = _without_missing_score(asdict(self))
+        if self.end_reasons is None:
+            del data["end_reasons"]
         data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
                                for name in ALL_SUBTASKS if name in self.per_subtask}
         return data
@@ -130,7 +154,7 @@ class EvalResult:
             raise EvalSchemaError(f"an evaluation must be a JSON object, got {type(data).__name__}")
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
-                         if name not in ("checkpoint", "step", "schema_version", "score"))
+                         if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons"))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "

@@ -82,6 +82,7 @@ def test_two_strata_steps_on_sciworld_with_validation(run):
         assert metrics["actor/grad_norm"] > 0
     result = EvalResult.load(out / "eval/eval_seed0.json")  # the recipe's closing evaluation
     assert set(result.per_subtask) == set(TASK_TYPES) and result.score is not None
+    assert sum(result.end_reasons.values()) == 6 and result.end_reasons["environment_failure"] == 0
 
 
 def test_the_run_folder_holds_the_config_and_the_dumps(run):

@@ -28,7 +28,9 @@ def test_eval_result_from_a_logged_validation(tmp_path, capsys):
     assert result.per_subtask["cool"].success_rate == 1.0
     assert result.mean_episode_length == pytest.approx(64 / 3)
     assert result.format_rate == 1.0
-    assert "pick" in (tmp_path / "eval/eval_seed2.md").read_text()
+    assert result.end_reasons == {"won": 2, "step_limit": 1, "lost": 0, "token_budget": 0, "environment_failure": 0}
+    table = (tmp_path / "eval/eval_seed2.md").read_text()
+    assert "pick" in table and "How the episodes ended (all seeds): won 2, step limit 1." in table
 
 
 def test_a_log_without_validation_is_one_clear_error(tmp_path, capsys):

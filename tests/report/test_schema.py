@@ -44,6 +44,9 @@ def _data(make_evaluation) -> dict:
     (lambda d: d.update(schema_version=2), "schema_version 2 is not supported"),
     (lambda d: d["per_subtask"]["pick"].pop("num_tasks"), "success_rate and num_tasks"),
     (lambda d: d.update(seed=True), "seed must be an integer"),
+    (lambda d: d.update(end_reasons={"won": 60, "step_limit": 70}), "add up to 130 episodes"),
+    (lambda d: d.update(end_reasons={"won": 59, "step_limit": 81}), "end_reasons.won is 59"),
+    (lambda d: d.update(end_reasons={"won": 60, "step_limit": 81, "lost": -1}), "end_reasons.lost must be"),
 ])
 def test_rejects_inconsistent_files(make_evaluation, change, message) -> None:
     data = _data(make_evaluation)
@@ -57,3 +60,10 @@ def test_error_names_the_file(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(EvalSchemaError, match="seed3.json: not JSON"):
         EvalResult.load(path)
+
+
+def test_end_reasons_are_optional_and_round_trip(make_evaluation) -> None:
+    data = _data(make_evaluation)
+    assert "end_reasons" not in data  # a file from before they were recorded still loads
+    data["end_reasons"] = {"won": 60, "step_limit": 78, "environment_failure": 2}
+    assert EvalResult.from_json(EvalResult.from_dict(data).to_json()).end_reasons == data["end_reasons"]
