@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from strata.trainer.checks.inputs import check_strata, validate_like_verl
 from strata.trainer.config import ConfigError, load_config
 from strata.trainer.preflight import preflight
+from strata.trainer.shared_memory import remove_leftovers, shared_segments
 
 DEFAULT_CONFIG = "strata_trainer"
 RESOLVED_CONFIG_MARKER = "# --- resolved config ---"
@@ -98,8 +99,24 @@ def main(argv: list[str] | None = None) -> int:
 
     OmegaConf.resolve(config)  # `${strata_file:...}` resolves here, where its resolver is registered
     save_run_config(config)
-    run_ppo(config, task_runner_class=StrataTaskRunner)
+    segments_before = shared_segments()
+    try:
+        run_ppo(config, task_runner_class=StrataTaskRunner)
+    finally:
+        shut_down_ray(segments_before)
     return 0
+
+
+def shut_down_ray(segments_before: set[Path]) -> None:
+    """End Ray's actors now rather than at interpreter exit, then remove the shared memory they left."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    removed = remove_leftovers(segments_before)
+    if removed:
+        print(f"strata: removed {len(removed)} shared-memory segment(s), {sum(removed.values()) / 2**20:.0f} MiB, "
+              f"that the run's Ray actors left in /dev/shm", file=sys.stderr)
 
 
 if __name__ == "__main__":

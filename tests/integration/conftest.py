@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-SHARED_MEMORY = Path("/dev/shm")
-# vLLM's engine message queues (Python SharedMemory, "psm_*") and verl's weight-transfer buffer
-# ("verl_weights_*") and joblib semaphores ("sem.loky-*") outlive their processes when Ray kills them.
-LEFTOVER_PATTERNS = ("psm_*", "verl_weights_*", "sem.loky-*")
-
-
-def _segments() -> set[Path]:
-    return {path for pattern in LEFTOVER_PATTERNS for path in SHARED_MEMORY.glob(pattern)}
+from strata.trainer.shared_memory import remove_leftovers, shared_segments
 
 
 @pytest.fixture(scope="module", autouse=True)
 def remove_leftover_shared_memory() -> Iterator[None]:
-    """Remove the segments that a module's runs created and left behind (those present before stay)."""
-    before = _segments()
+    """A safety net for runs that did not end by themselves (a test's timeout, a killed trainer): remove the
+    segments a module's runs created and left behind (those present before stay)."""
+    before = shared_segments()
     yield
-    for path in _segments() - before:
-        path.unlink(missing_ok=True)
+    remove_leftovers(before, wait_s=0.0)

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from strata.trainer.shared_memory import shared_segments
+
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes/train-strata-alfworld-text-tiny-cpu.sh"
 # Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
@@ -31,9 +33,12 @@ def run_recipe(out: Path, *overrides: str) -> None:
     # Validate on the 6-game valid_unseen split to keep the test short (the demo uses valid_seen's 12).
     env = dict(os.environ, OUT=str(out), STEPS="2", VAL_SPLIT="valid_unseen", PLATFORM="cpu_vllm",
                PY=str(REPO / ".venv/bin/python"))
+    segments_before = shared_segments()
     result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *overrides], env=env, capture_output=True,
                             text=True, timeout=1800, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
+    assert not shared_segments() - segments_before, sorted(shared_segments() - segments_before)
 
 
 def metrics_by_step(log: Path) -> dict[int, dict]:
