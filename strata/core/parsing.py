@@ -13,6 +13,8 @@ from functools import lru_cache
 # A judgment list: "[]" or "[i, j, ...]" of (optionally signed) integers, whitespace allowed around items.
 _JUDGMENT_LIST = re.compile(r"\[\s*(?:[+-]?\d+\s*(?:,\s*[+-]?\d+\s*)*)?\]")
 _INTEGER = re.compile(r"[+-]?\d+")
+# A reasoning block, closed or cut off by the token limit: tags written while thinking are not answers.
+_THINKING = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 # More digits than this cannot be a step number; checking first also keeps int() away from Python's
 # 4300-digit conversion limit, which would raise on adversarial text.
 _MAX_STEP_DIGITS = 9
@@ -31,10 +33,12 @@ def extract_tag(text: str, tag: str) -> str | None:
     """Stripped content of the last complete ``<tag>…</tag>`` pair in ``text``.
 
     The last pair wins because models often restate the format ("answer inside <action></action>")
-    before giving the real answer. Returns None when there is no complete pair or its content is only
-    whitespace: an empty strategy or action is as unusable as a missing one.
+    before giving the real answer. Pairs inside ``<think>…</think>`` do not count, nor any after an
+    unclosed ``<think>``: a response cut off while reasoning (the ``alfworld_reasoning`` preset) has no
+    answer yet, whatever example it was weighing. Returns None when there is no complete pair or its
+    content is only whitespace: an empty strategy or action is as unusable as a missing one.
     """
-    matches = _pair_pattern(tag).findall(text)
+    matches = _pair_pattern(tag).findall(_THINKING.sub(" ", text))
     if not matches:
         return None
     content = matches[-1].strip()

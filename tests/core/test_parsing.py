@@ -72,7 +72,8 @@ def test_parse_judgment_survives_a_number_longer_than_pythons_int_conversion_lim
 
 
 _FRAGMENTS = st.sampled_from(
-    ["<judgment>", "</judgment>", "<action>", "</action>", "[", "]", ",", " ", "\n", "-", "3", "12", "x"]
+    ["<judgment>", "</judgment>", "<action>", "</action>", "<think>", "</think>", "[", "]", ",", " ", "\n", "-",
+     "3", "12", "x"]
 )
 _TAGGY_TEXT = st.lists(st.one_of(_FRAGMENTS, st.text(max_size=5)), max_size=30).map("".join)
 
@@ -93,7 +94,8 @@ def test_extract_tag_is_total_and_matches_a_reference_scan(text: str, tag: str) 
 
 
 def _reference_extract(text: str, tag: str) -> str | None:
-    """Slow reference: the last (opening, closing) pair with no other opening tag in between."""
+    """Slow reference: outside thinking, the last (opening, closing) pair with no other opening tag in between."""
+    text = _outside_thinking(text)
     opening, closing = f"<{tag}>", f"</{tag}>"
     pairs = []
     position = 0
@@ -110,3 +112,17 @@ def _reference_extract(text: str, tag: str) -> str | None:
     if not pairs:
         return None
     return pairs[-1].strip() or None
+
+
+def _outside_thinking(text: str) -> str:
+    """``text`` with each ``<think>`` block (to its ``</think>``, or to the end when unclosed) blanked."""
+    kept, position = [], 0
+    while (start := text.find("<think>", position)) != -1:
+        kept.append(text[position:start])
+        end = text.find("</think>", start + len("<think>"))
+        if end == -1:
+            return "".join(kept) + " "
+        kept.append(" ")
+        position = end + len("</think>")
+    kept.append(text[position:])
+    return "".join(kept)

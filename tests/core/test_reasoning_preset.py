@@ -46,6 +46,10 @@ def test_it_renders_the_think_then_act_request() -> None:
         ("<think>Format: <action>go to cabinet 1</action>. But the egg is cold food, so the fridge.</think>\n"
          "<action>go to fridge 1</action>", "go to fridge 1"),
         ("<think>Nothing here helps.</think>", None),  # thought, but no action: malformed
+        # Cut off by the token limit while weighing an example: no answer yet, not the example.
+        ("<think>Maybe <action>go to cabinet 1</action>? The egg is cold food, so", None),
+        # A pair inside a closed think block is thinking too, even with no answer after it.
+        ("<think>Say <action>look</action> first?</think> I am not sure.", None),
     ],
 )
 def test_the_action_is_read_after_the_thinking(response: str, action: str | None) -> None:
