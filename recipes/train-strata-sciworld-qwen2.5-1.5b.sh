@@ -27,8 +27,9 @@ cd "$(dirname "$0")/.."
 # 2.18M tokens at 28 KiB a token; an episode averages at most (1k + 32.8k) / 2 = 16.9k tokens of context,
 # so at most 128 sequences run (2.16M) and the rest queue. ScienceWorld episodes average ~9k (~330 tokens a
 # step), so the cache has room to spare.
-# Environment: 8 agent-loop workers x 6 = 48 game processes for a 64-core node, each with one JVM
-# (~0.7 GB resident with 9 live episodes, 24 threads: ~34 GB in all); the simulator is CPU-bound.
+# Environment: 8 agent-loop workers x 6 = 48 game processes for a 64-core node, each with one JVM capped at
+# a 1 GB heap with the serial collector (strata/envs/sciworld/engine.py: ~0.5 GB resident with 9 live
+# episodes, ~24 GB in all; uncapped, a JVM sizes itself from the node's RAM); the simulator is CPU-bound.
 
 # The ALFWorld recipe's command with the ScienceWorld environment, data and validation list.
 DATA=${DATA:-$HOME/data/strata-sciworld}

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # per replica; KV cache 0.85 x 80 GiB - 7.1 GiB weights - ~3 GiB = 2.17M tokens per replica at 28 KiB a
 # token per GPU; 128 x 16.9k (the row budget's average context) = 2.16M fit, ScienceWorld's ~9k average
 # leaves room. Environment: 16 agent-loop workers x 6 = 96 game processes for a 96-128-core node, each with
-# one JVM (~0.7 GB resident: ~67 GB in all).
+# one JVM (1 GB heap cap, ~0.5 GB resident: ~48 GB in all).
 
 # The ALFWorld recipe's command with the ScienceWorld environment, data and validation list.
 DATA=${DATA:-$HOME/data/strata-sciworld}

@@ -15,6 +15,7 @@ from strata.envs.metrics import end_reasons, success_table
 from strata.envs.play import play_tasks
 from strata.envs.pool import EnvPool
 from strata.envs.records import REASON_TIMEOUT, REASON_WORKER_LOST
+from strata.envs.sciworld.engine import JVM_OPTIONS
 from strata.envs.sciworld.prepare import sciworld_tasks
 from strata.envs.sciworld.tasks import TASK_TYPES, game_id
 from strata.envs.tasks import Task
@@ -79,6 +80,20 @@ def test_random_policy_does_not_win(pool):
     outcomes = asyncio.run(play_tasks(pool, tasks, "random", seed=0))
     assert not any(o.won for o in outcomes)
     assert {o.reason for o in outcomes} <= {"step_limit", "lost"}
+
+
+def resident_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))) / 1024
+
+
+def test_the_jvm_keeps_a_small_heap_with_many_live_episodes(pool):
+    # Left to its own sizing the JVM grew to 2.2-2.7 GB here on this run (a quarter of the RAM is its limit).
+    (jvm,) = java_children(pool.worker_pids[0])
+    command = Path(f"/proc/{jvm}/cmdline").read_text().split("\0")
+    assert set(JVM_OPTIONS) <= set(command)
+    asyncio.run(play_tasks(pool, sciworld_tasks("valid", per_task_type=1), "random", concurrency=9, seed=0))
+    assert resident_mib(jvm) < 1024
 
 
 def test_bad_action_costs_a_step_and_the_episode_goes_on(pool):
