@@ -41,5 +41,7 @@ smoke: install
 lint: install
 	$(VENV)/bin/ruff check strata tests benchmarks scripts
 
+# Only what `make demo`, `make smoke` and the tests write (the recipe tests' dry runs go to outputs/dry-run).
+# User runs are never removed: every other folder under outputs/ (and checkpoints/) stays.
 clean:
-	rm -rf outputs .pytest_cache
+	rm -rf outputs/demo outputs/smoke-grpo-tiny-cpu outputs/dry-run .pytest_cache

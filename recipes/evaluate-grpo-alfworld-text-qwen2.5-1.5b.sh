@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: evaluate
 # Evaluate the GRPO baseline with Qwen2.5-1.5b on ALFWorld valid_seen, with StraTA's protocol (spec §3) minus
 # the strategy: one episode per task. Same arguments and outputs as evaluate-strata-alfworld-text-qwen2.5-1.5b.sh:
 #

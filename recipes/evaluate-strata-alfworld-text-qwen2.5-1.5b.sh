@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: evaluate
 # Evaluate StraTA with Qwen2.5-1.5b on ALFWorld valid_seen (spec §3 protocol), one seed per call:
 #
 #   bash recipes/evaluate-strata-alfworld-text-qwen2.5-1.5b.sh CHECKPOINT [SEED] [overrides...]

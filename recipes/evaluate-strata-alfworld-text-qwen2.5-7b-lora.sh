@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: evaluate
 # Evaluate a LoRA run of StraTA with Qwen2.5-7b (recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh) on
 # ALFWorld valid_seen (spec §3 protocol), one seed per call, from its training checkpoint: the base weights
 # and the adapter as the run held them, on the LoRA recipe's 2 GPUs.

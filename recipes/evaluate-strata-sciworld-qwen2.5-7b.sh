@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: evaluate
 # Evaluate StraTA with Qwen2.5-7b on ScienceWorld's test variations (spec §3 protocol: one strategy and one
 # trajectory per task, H=50), one seed per call:
 #

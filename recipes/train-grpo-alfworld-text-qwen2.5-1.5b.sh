@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # The flat GRPO baseline (configs/baseline/grpo.yaml) with Qwen2.5-1.5b on ALFWorld: the StraTA recipe's
 # infrastructure, trainer, environment, task lists and evaluation protocol, with G=8 episodes per task and
 # no strategy, so a StraTA-vs-GRPO comparison is like for like. Paper's GRPO baseline: group size 8, 16 tasks.

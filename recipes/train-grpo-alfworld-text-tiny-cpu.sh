@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # The GRPO baseline on CPU: the tiny StraTA recipe with +baseline=grpo and as many trajectories per step
 # (2 tasks x G=4 episodes = 2 tasks x N=2 strategies x M=2), for benchmarks/bench_strata_vs_grpo.py and the tests.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # The flat GRPO baseline (configs/baseline/grpo.yaml) with Qwen2.5-1.5b on ScienceWorld: the StraTA
 # ScienceWorld recipe's infrastructure, trainer, task lists and evaluation protocol, with G=8 episodes per task,
 # no strategy and the sciworld_grpo prompts, so a StraTA-vs-GRPO comparison is like for like.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ALFWorld (text) with Qwen2.5-1.5B-Instruct on one node of 2 GPUs (2x A100 80GB).
 # Published reproduction: 86.43% valid_seen success after 150 steps.
 #

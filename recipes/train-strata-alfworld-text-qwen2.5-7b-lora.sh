@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ALFWorld (text) with Qwen2.5-7B-Instruct on one node of 2 GPUs (2x A100 80GB), training a LoRA
 # adapter instead of every weight (the 8-GPU full fine-tune is train-strata-alfworld-text-qwen2.5-7b.sh).
 #

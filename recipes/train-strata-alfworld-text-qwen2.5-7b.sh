@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ALFWorld (text) with Qwen2.5-7B-Instruct on one node of 8 GPUs, parameters and optimizer
 # offloaded. Paper: 93.1% ALFWorld success.
 #

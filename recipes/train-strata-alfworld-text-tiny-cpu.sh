@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # The embedded CPU default (`make demo`): StraTA end to end on a machine without a GPU.
 # A tiny random Qwen2 (real Qwen2.5 tokenizer), the bundled generated ALFWorld games, verl's FSDP2 actor
 # and reference with the `hf` rollout: validation at step 0, a few training steps with validation and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # The learning check as a recipe (`make demo`, tests/integration/test_learning_check.py): StraTA on the
 # magic-word game (one decision, won iff the agent says the magic word) with a tiny Qwen2 warm-started to
 # write well-formed tags and to name a word at random in its strategy, so it starts at ~1/4 success and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ScienceWorld with Qwen2.5-1.5B-Instruct on one node of 2 GPUs (2x A100 80GB): the ALFWorld
 # recipe's infrastructure with `+environment=sciworld` (configs/environment/sciworld.yaml: env.name=sciworld,
 # H=50, the sciworld prompt preset, env.reward=success; add env.reward=score to train on the normalised score).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ScienceWorld with Qwen2.5-7B-Instruct on one node of 8 GPUs, parameters and optimizer
 # offloaded: the ALFWorld 7B recipe's infrastructure with `+environment=sciworld`.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# strata-recipe: train
 # StraTA on ScienceWorld on a CPU: the tiny ALFWorld recipe (tiny random Qwen2, verl's FSDP2 actor and
 # reference, the `hf` rollout, 2 tasks a step, N=2 of σ·N=4 candidates x M=2) with `+environment=sciworld`
 # and small ScienceWorld task lists: the first 2 variations of three short task types (find-living-thing,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strata.recipes import WHAT_A_RECIPE_IS
 from strata.report.recipe_config import is_recipe, resolve_recipe
 
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -66,7 +67,13 @@ def resolve_config(source: ConfigSource) -> dict[str, Any]:
         if source.overrides:
             raise ValueError(f"overrides apply to a Hydra config name or a recipe, not to the resolved file "
                              f"{source.spec}")
-        return _flatten_saved(Path(source.spec))
+        try:
+            return _flatten_saved(Path(source.spec))
+        except ValueError as error:
+            if source.spec.endswith(_FILE_SUFFIXES):
+                raise
+            # A file named neither as a config nor as a script, e.g. a Makefile: read, never run.
+            raise ValueError(f"{error}; {WHAT_A_RECIPE_IS}") from None
     return flatten(compose_config(source.spec, source.overrides, source.config_dir))
 
 

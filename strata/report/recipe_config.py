@@ -1,8 +1,10 @@
 """Resolve a recipe script to the configuration it would train with, exactly as ``DRY_RUN=1`` shows it.
 
-A recipe (``recipes/*.sh``) sets its variables and calls ``python -m strata.trainer.main ... "$@"``; with
-``DRY_RUN=1`` the trainer composes and validates the config, prints it as YAML after
-:data:`strata.trainer.main.RESOLVED_CONFIG_MARKER` and exits, and the recipes skip what follows the trainer.
+A recipe (``recipes/train-*.sh``, ``recipes/evaluate-*.sh``, each declared by a ``# strata-recipe:`` line
+that `strata.recipes.check_recipe` reads before anything runs) sets its variables and calls
+``python -m strata.trainer.main ... "$@"``; with ``DRY_RUN=1`` the trainer composes and validates the config,
+prints it as YAML after :data:`strata.trainer.main.RESOLVED_CONFIG_MARKER` and exits, and the recipes skip
+what follows the trainer.
 Running the script itself, rather than re-reading its arguments, keeps its variables, working folder and
 helper scripts (the evaluation recipes run the training ones) as the user runs them. ``config-diff`` and the
 recipe tests both resolve recipes here.
@@ -20,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from strata.recipes import RecipeError, check_recipe
 from strata.trainer.main import RESOLVED_CONFIG_MARKER
 
 RESOLVE_TIMEOUT_S = 300
@@ -27,16 +30,12 @@ _SHELL_SHEBANG = re.compile(r"^#!.*\b(ba|z|da|k)?sh\b")
 _WARNING = re.compile(r"warn", re.IGNORECASE)
 
 
-class RecipeError(ValueError):
-    """A recipe whose dry run gave no config. The message is one line; ``output`` holds all the run printed."""
-
-    def __init__(self, message: str, output: str = "") -> None:
-        super().__init__(message)
-        self.output = output
-
-
 def is_recipe(path: str | Path) -> bool:
-    """A shell script: a ``.sh`` name, or an existing file whose first line is a shell shebang."""
+    """A shell script: a ``.sh`` name, or an existing file whose first line is a shell shebang.
+
+    This only says a source is meant as a recipe (rather than a config file or name);
+    :func:`resolve_recipe` still refuses one that does not declare itself (`strata.recipes.check_recipe`).
+    """
     path = Path(path)
     if path.suffix == ".sh":
         return True
@@ -77,13 +76,12 @@ def resolve_recipe(
         timeout_s: how long the dry run may take (it imports verl, ~15 s).
 
     Raises:
-        FileNotFoundError: no such script.
-        RecipeError: the dry run failed (the message quotes its error line), timed out, or printed no
-            resolved mapping (the script is not a strata recipe).
+        RecipeError: ``recipe`` is no strata recipe (no such file, or no ``# strata-recipe:`` line: see
+            `strata.recipes.check_recipe`, checked before anything runs), or the dry run failed (the message
+            quotes its error line), timed out, or printed no resolved mapping.
     """
     path = Path(recipe)
-    if not path.is_file():
-        raise FileNotFoundError(f"no recipe script at {path}")
+    check_recipe(path)  # read, not run: a Makefile or the demo script must never reach bash
     run_env = {**os.environ, "DRY_RUN": "1", **(env or {})}
     run_env.setdefault("PY", sys.executable)
     what = f"{path}: its dry run (DRY_RUN=1 bash {path})"

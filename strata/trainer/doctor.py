@@ -2,7 +2,9 @@
 
 A recipe is run as the user runs it (its variables, working folder and exports such as ``HF_HUB_OFFLINE``
 all count) with ``STRATA_DOCTOR=1``, which makes ``strata.trainer.main`` run the checks instead of training,
-and ``DRY_RUN=1``, which makes the recipes skip what follows the trainer. Exit status: 0 all fine, 1 only
+and ``DRY_RUN=1``, which makes the recipes skip what follows the trainer. Only a file that declares itself a
+recipe (a ``# strata-recipe: train`` or ``evaluate`` line, `strata.recipes.check_recipe`) is run; anything
+else is refused before bash sees it, with one ``error:`` line. Exit status: 0 all fine, 1 only
 warnings, 2 an error that would fail the run (or a config that does not compose).
 """
 
@@ -13,10 +15,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from omegaconf import DictConfig
 
+from strata.recipes import RecipeError, check_recipe
 from strata.trainer.checks import Finding, Level, run_checks
 
 EXAMPLE = ("strata doctor recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh\n"
@@ -51,7 +53,8 @@ def run_doctor(config: DictConfig) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="?", help="a recipe script (recipes/*.sh) to check as it would run")
+    parser.add_argument("target", nargs="?", help="a recipe script (recipes/train-*.sh, recipes/evaluate-*.sh, "
+                                                  "with its `# strata-recipe:` line) to check as it would run")
     parser.add_argument("--config-name", help="check a config in configs/ instead of a recipe")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, passed through as to the recipe")
 
@@ -62,8 +65,14 @@ def run(args: argparse.Namespace) -> int:
 
         overrides = [args.target, *args.overrides] if args.target else args.overrides
         return main(["--doctor", "--config-name", args.config_name, *overrides])
-    if not args.target or not Path(args.target).is_file():
-        print(f"strata doctor: give a recipe script or --config-name NAME (got {args.target!r})", file=sys.stderr)
+    if not args.target:
+        print("error: give a recipe script (recipes/train-*.sh, recipes/evaluate-*.sh) or --config-name NAME",
+              file=sys.stderr)
+        return 2
+    try:
+        check_recipe(args.target)  # read, not run: bash must never see a Makefile or the demo script
+    except RecipeError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     env = {**os.environ, DOCTOR_ENV: "1", "DRY_RUN": "1"}
     env.setdefault("PY", sys.executable)  # the interpreter strata runs in, unless the user names one

@@ -95,7 +95,8 @@ def fake_recipe(path: Path, printed: str) -> str:
     """A script that answers ``DRY_RUN=1`` as a recipe does, with ``printed`` after the marker (no verl)."""
     from strata.trainer.main import RESOLVED_CONFIG_MARKER
 
-    path.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\necho '{RESOLVED_CONFIG_MARKER}'\n{printed}\n")
+    path.write_text(f"#!/usr/bin/env bash\n# strata-recipe: train\nset -euo pipefail\n"
+                    f"echo '{RESOLVED_CONFIG_MARKER}'\n{printed}\n")
     return str(path)
 
 
@@ -107,10 +108,12 @@ def test_config_diff_passes_overrides_to_recipes_as_arguments(tmp_path: Path, ca
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
-    ("not-a-recipe.sh", "#!/bin/bash\necho hello\n", "printed no resolved config: not a strata recipe"),
-    ("launch", "#!/usr/bin/env bash\necho hello\n", "printed no resolved config: not a strata recipe"),
-    ("fails.sh", "echo 'Traceback (most recent call last):' >&2\necho 'OSError: no GPU' >&2\nexit 1\n",
-     "failed with exit status 1: OSError: no GPU"),
+    ("not-a-recipe.sh", "#!/bin/bash\necho hello\n", "is not a strata recipe (no `# strata-recipe:` line"),
+    ("launch", "#!/usr/bin/env bash\necho hello\n", "is not a strata recipe (no `# strata-recipe:` line"),
+    ("no-config.sh", "#!/bin/bash\n# strata-recipe: train\necho hello\n",
+     "printed no resolved config: not a strata recipe"),
+    ("fails.sh", "# strata-recipe: train\necho 'Traceback (most recent call last):' >&2\necho 'OSError: no GPU' >&2\n"
+                 "exit 1\n", "failed with exit status 1: OSError: no GPU"),
     ("list.yaml", "- a\n- b\n", "is not a config: it holds a list, not a mapping of config keys"),
     ("empty.yaml", "", "is not a config: it holds nothing"),
     ("empty.json", "{}", "is not a config: it holds an empty mapping"),

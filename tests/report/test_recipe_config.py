@@ -17,7 +17,7 @@ from strata.trainer.main import RESOLVED_CONFIG_MARKER
 
 def script(tmp_path: Path, body: str, name: str = "recipe.sh") -> Path:
     path = tmp_path / name
-    path.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\n{body}\n")
+    path.write_text(f"#!/usr/bin/env bash\n# strata-recipe: train\nset -euo pipefail\n{body}\n")
     return path
 
 
@@ -55,13 +55,21 @@ def test_what_gives_no_config_is_a_one_line_error(tmp_path: Path, body: str, mes
 
 
 def test_bash_complaints_are_quoted(tmp_path: Path) -> None:
-    with pytest.raises(RecipeError, match=r"exit status 1: .*line 3: 1: usage: recipe CHECKPOINT$"):
+    with pytest.raises(RecipeError, match=r"exit status 1: .*line 4: 1: usage: recipe CHECKPOINT$"):
         resolve_recipe(script(tmp_path, "echo ${1:?usage: recipe CHECKPOINT}"))
 
 
 def test_a_missing_script(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no recipe script at"):
+    with pytest.raises(RecipeError, match="no recipe script at"):
         resolve_recipe(tmp_path / "nope.sh")
+
+
+def test_a_script_without_the_recipe_line_is_refused_unrun(tmp_path: Path) -> None:
+    path = tmp_path / "recipe.sh"
+    path.write_text(f"#!/usr/bin/env bash\ntouch {tmp_path}/ran\necho '{RESOLVED_CONFIG_MARKER}'\necho 'a: 1'\n")
+    with pytest.raises(RecipeError, match=r"recipe\.sh is not a strata recipe \(no `# strata-recipe:` line"):
+        resolve_recipe(path)
+    assert not (tmp_path / "ran").exists()
 
 
 def test_what_counts_as_a_recipe(tmp_path: Path) -> None:
