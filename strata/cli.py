@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.assets.cli_learning_check",
         "Write the learning check's magic-word games, task lists, prompt preset and warm-started tiny model.",
     ),
+    "build-alfworld-agent": (
+        "strata.assets.cli_alfworld_agent",
+        "Build a tiny ALFWorld agent offline: generated games, an exploring expert's traces, a warm start.",
+    ),
     "doctor": (
         "strata.trainer.doctor",
         "Check this machine for a recipe in a second: GPUs, vLLM, attention, model, data, wandb, disk.",

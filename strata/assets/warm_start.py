@@ -69,8 +69,49 @@ def magic_word_examples(tokenizer: Any, games: Sequence[MagicWordGame],
     return strategies, actions
 
 
-def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int) -> Any:
-    """Mean cross-entropy of the response tokens of ``batch``; the LM head runs only where it is needed."""
+@dataclass(frozen=True)
+class SampledSoftmax:
+    """The softmax over the tokens the data uses plus ``negatives`` others drawn per batch (uniformly, with
+    the importance weight ``log(others / negatives)``), instead of over all 151,936 entries.
+
+    Why: at the target positions the LM head and its softmax over the whole vocabulary cost ~3/4 of a warm
+    start step of a width-64 model. Dropping the unused tokens altogether would leave their logits
+    untrained, and together they can hold most of the mass at sampling time; the sampled ones keep
+    pushing them down, so the full-vocabulary distribution the rollout samples from stays the trained one.
+    """
+
+    used: Any  # sorted token ids that occur in the examples (prompts and responses), a LongTensor
+    negatives: int = 2048
+
+    @classmethod
+    def of(cls, examples: Sequence[Example], negatives: int = 2048) -> SampledSoftmax:
+        import torch
+
+        used = sorted({t for e in examples for t in (*e.prompt_ids, *e.response_ids)})
+        return cls(torch.tensor(used, dtype=torch.long), negatives)
+
+    def loss(self, head_weight: Any, hidden: Any, targets: Any, generator: Any) -> Any:
+        import math
+
+        import torch
+        import torch.nn.functional as F
+
+        vocab = head_weight.shape[0]
+        unused = torch.ones(vocab, dtype=torch.bool)
+        unused[self.used] = False
+        others = unused.nonzero().squeeze(1)
+        k = min(self.negatives, len(others))
+        sampled = others[torch.randperm(len(others), generator=generator)[:k]]
+        logits = hidden @ head_weight[torch.cat([self.used, sampled])].T
+        if k:
+            logits[:, len(self.used):] += math.log(len(others) / k)
+        return F.cross_entropy(logits.float(), torch.searchsorted(self.used, targets))
+
+
+def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int, softmax: SampledSoftmax | None = None,
+                  generator: Any = None) -> Any:
+    """Mean cross-entropy of the response tokens of ``batch``; the LM head runs only where it is needed,
+    over the whole vocabulary, or over ``softmax``'s sample of it."""
     import torch
     import torch.nn.functional as F
 
@@ -88,8 +129,53 @@ def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int) -> An
             positions.append(start + offset - 1)  # the position whose next-token logits predict `token`
             targets.append(token)
     hidden = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-    logits = model.lm_head(hidden[torch.tensor(rows), torch.tensor(positions)])
-    return F.cross_entropy(logits.float(), torch.tensor(targets))
+    hidden = hidden[torch.tensor(rows), torch.tensor(positions)]
+    if softmax is not None:
+        return softmax.loss(model.lm_head.weight, hidden, torch.tensor(targets), generator)
+    return F.cross_entropy(model.lm_head(hidden).float(), torch.tensor(targets))
+
+
+def fit_responses(
+    model_dir: str | Path,
+    out_dir: str | Path,
+    mixture: Sequence[tuple[Sequence[Example], int]],
+    steps: int,
+    lr: float,
+    seed: int = 0,
+    negatives: int | None = None,
+) -> Path:
+    """Train the model in ``model_dir`` on response tokens and save it (with its tokenizer) to ``out_dir``.
+
+    ``mixture`` lists (examples, how many of them each batch draws, with replacement). The learning rate is
+    constant, then decays linearly to 0 over the last quarter, so the final distribution is the average the
+    data asks for, not the last batches' noise. ``negatives`` switches to a `SampledSoftmax` with that many
+    sampled tokens (None: the full vocabulary). Deterministic for a given ``seed`` on a given machine.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    torch.manual_seed(seed)
+    sampler = random.Random(seed)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    softmax = None if negatives is None else SampledSoftmax.of([e for examples, _ in mixture for e in examples],
+                                                               negatives)
+    generator = torch.Generator().manual_seed(seed)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, 4.0 * (1.0 - step / steps)))
+    for step in range(1, steps + 1):
+        batch = [e for examples, count in mixture if examples for e in sampler.choices(examples, k=count)]
+        loss = response_loss(model, batch, tokenizer.pad_token_id, softmax, generator)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if step % 50 == 0 or step == steps:
+            logger.info("warm start step %d/%d: response loss %.4f", step, steps, loss.item())
+    out = Path(out_dir)
+    model.eval().save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
 
 
 def warm_start(
@@ -107,33 +193,13 @@ def warm_start(
     ``templates`` must be the ones the rollout will use (default: those of a default ``strata`` config).
     Three quarters of each batch are action examples: following the strategy needs an attention pattern
     that appears only after a plateau (about 300 steps at the defaults, measured), while the strategy's
-    word distribution is learnt within a few dozen steps. The learning rate is constant, then decays
-    linearly to 0 over the last quarter, so the final strategy distribution is the average the data
-    asks for (uniform), not the last batches' noise. Deterministic for a given ``seed`` on a given
-    machine. Returns ``out_dir``.
+    word distribution is learnt within a few dozen steps. Returns ``out_dir``.
     """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     games = list(dict.fromkeys(load_game(task.game_file) for task in tasks))
     strategies, actions = magic_word_examples(tokenizer, games, templates)
     num_actions = max(1, batch_size * 3 // 4)
-    torch.manual_seed(seed)
-    sampler = random.Random(seed)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, 4.0 * (1.0 - step / steps)))
-    for step in range(1, steps + 1):
-        batch = sampler.choices(actions, k=num_actions) + sampler.choices(strategies, k=batch_size - num_actions)
-        loss = response_loss(model, batch, tokenizer.pad_token_id)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        if step % 50 == 0 or step == steps:
-            logger.info("warm start step %d/%d: response loss %.4f", step, steps, loss.item())
-    out = Path(out_dir)
-    model.eval().save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return fit_responses(model_dir, out_dir, [(actions, num_actions), (strategies, batch_size - num_actions)],
+                         steps, lr, seed)

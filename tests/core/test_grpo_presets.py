@@ -17,7 +17,7 @@ def sentences(text: str) -> list[str]:
     return [s for line in text.splitlines() for s in re.split(r"(?<=[.:])\s+", line.strip()) if s]
 
 
-@pytest.mark.parametrize("environment", ["alfworld", "sciworld"])
+@pytest.mark.parametrize("environment", ["alfworld", "sciworld", "alfworld_compact"])
 def test_a_grpo_preset_is_its_environment_s_without_the_strategy(environment):
     assert f"{environment}_grpo" in available_presets()
     strata = dataclasses.asdict(load_prompt_templates(environment))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# strata-recipe: train
+# RL from the tiny ALFWorld agent (`strata build-alfworld-agent`) on a CPU: the learning benchmark's run
+# (benchmarks/bench_alfworld_learning.py). StraTA by default; ALGO=grpo runs the flat baseline from the same
+# agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
+# before training and every TEST_FREQ steps (spec §3: one strategy, one episode per game, T=0.7).
+# The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
+# ALFWorld), 15-step episodes, L_max 96. Extra Hydra overrides pass through ("$@").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+AGENT=${AGENT:-outputs/alfworld-agent}   # built by: strata build-alfworld-agent --out outputs/alfworld-agent
+ALGO=${ALGO:-strata}                     # strata | grpo
+SEED=${SEED:-0}
+OUT=${OUT:-outputs/alfworld-learning/$ALGO-seed$SEED}
+PY=${PY:-.venv/bin/python}
+STEPS=${STEPS:-20}
+TEST_FREQ=${TEST_FREQ:-5}
+PLATFORM=${PLATFORM:-cpu}
+N=${N:-2}; M=${M:-4}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-4}
+
+export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
+if [ -z "${DRY_RUN:-}" ] && [ ! -f "$AGENT/agent.json" ]; then
+  echo "error: $AGENT holds no built agent (agent.json); run: strata build-alfworld-agent --out $AGENT" >&2
+  exit 2
+fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+AGENT=$(cd "$AGENT" 2>/dev/null && pwd || echo "$AGENT")
+export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
+
+if [ "$ALGO" = grpo ]; then
+  ALGO_ARGS=(+baseline=grpo strata.num_trajs_per_stra=$((N * M)) ++strata.prompts.preset=alfworld_compact_grpo)
+else
+  ALGO_ARGS=(strata.num_stras_per_run=$N strata.num_trajs_per_stra=$M strata.num_cands_per_stra=$SIGMA
+             ++strata.prompts.preset=alfworld_compact)
+fi
+
+$PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
+  "${ALGO_ARGS[@]}" \
+  data.train_files="$AGENT/train.parquet" \
+  data.val_files="$AGENT/valid_seen.parquet" \
+  data.train_batch_size=$TASKS \
+  data.max_prompt_length=1024 \
+  data.max_response_length=128 \
+  data.seed=$SEED \
+  actor_rollout_ref.model.path="$AGENT/model" \
+  actor_rollout_ref.rollout.seed=$SEED \
+  actor_rollout_ref.actor.ppo_mini_batch_size=$TASKS \
+  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \
+  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 \
+  actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=16 \
+  actor_rollout_ref.actor.optim.lr=1e-4 \
+  ++strata.trajectory_rows=per_step \
+  ++strata.prompts.history_window=2 \
+  strata.max_tokens_per_response=96 \
+  strata.diversity.embedder=hashed_bow \
+  env.max_steps=15 \
+  env.num_workers=2 \
+  trainer.total_training_steps="$STEPS" \
+  trainer.test_freq="$TEST_FREQ" \
+  trainer.save_freq=-1 \
+  trainer.default_local_dir="$OUT/checkpoints" \
+  run.dir="$OUT" \
+  run.dump.train_every=5 \
+  trainer.experiment_name="alfworld-learning-$ALGO-seed$SEED" \
+  'trainer.logger=[console,file]' \
+  "$@" 2>&1 | tee "$OUT/train.log"

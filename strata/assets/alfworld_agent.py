@@ -1,0 +1,221 @@
+"""A tiny ALFWorld agent built offline: generated games, an exploring expert's traces, a supervised warm start.
+
+Why: a random tiny model writes no well-formed tag, so on ALFWorld every reward is 0 and RL has nothing to
+follow. This builds, from nothing and in minutes on a CPU, a small model that plays held-out generated pick
+games through StraTA's two-level interface (a strategy, then one ``<action>`` per step), winning some and
+losing others, so RL on ALFWorld has a signal and integration runs see varying rewards.
+
+1. Games: ``train`` games for the traces and ``valid_seen`` games held out for evaluation, generated with
+   recorded seeds (`strata.envs.gen.generate.generate_split`; a game's stream is keyed by seed, split and
+   index, so the two sets never share a game).
+2. Traces: the exploring expert (`strata.envs.explorer`) plays every training game ``orders_per_game`` times,
+   each time with another random search order as its strategy, through the real engine in worker processes.
+3. Examples, rendered by the rollout's own prompt builders and chat tokenisation with the compact preset and
+   per-step rows: strategy prompt -> ``<strategy>...</strategy>``; each step's action prompt (task,
+   strategy, last ``history_window`` steps, observation, admissible actions) -> ``<action>...</action>``;
+   the judge prompt of a won trace -> ``<judgment>[]</judgment>`` (every step of the expert's helped).
+4. Warm start of a from-scratch width-64 Qwen2 with the real Qwen2.5 tokenizer, loss on response tokens
+   only (`strata.assets.warm_start.fit_responses`).
+5. Evaluation on the held-out games through the trainer's validation path (`strata.assets.local_policy`).
+
+Layout of ``root`` (task lists hold absolute paths: do not move it):
+
+    data/json_2.1.1/{train,valid_seen}/   the games
+    train.parquet, valid_seen.parquet     task lists for the trainer
+    tiny/                                 the random model the warm start begins from
+    model/                                the agent (``actor_rollout_ref.model.path``)
+    agent.json                            settings, seeds, expert and agent success, timings; written
+                                          last, so its presence means the folder is complete
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strata.core.config import JudgeConfig, PromptConfig, StrataConfig
+from strata.core.prompting import PromptTemplates, build_action_messages, build_judge_messages, build_strategy_messages
+from strata.envs.explorer import ExploringExpert
+from strata.envs.pool import EnvPool
+from strata.envs.tasks import Task
+from strata.workflow.chat import ChatTokens
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "agent.json"
+PRESET = "alfworld_compact"
+VALIDATION_SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}  # the trainer's val_kwargs (spec §3)
+GREEDY = {"temperature": 0.0}
+
+
+@dataclass(frozen=True)
+class AgentRecipe:
+    """What `build_alfworld_agent` builds; every field is recorded in ``agent.json``."""
+
+    task_types: tuple[str, ...] = ("pick",)
+    train_games: int = 240
+    valid_games: int = 100
+    game_seed: int = 0
+    orders_per_game: int = 3
+    max_steps: int = 15
+    history_window: int = 2
+    max_tokens_per_response: int = 96
+    hidden_size: int = 64
+    num_layers: int = 4
+    steps: int = 1500
+    batch_size: int = 32
+    lr: float = 3e-3
+    negatives: int | None = 2048  # sampled softmax (`strata.assets.warm_start.SampledSoftmax`)
+    seed: int = 0
+    workers: int = 2
+
+    def strata_config(self, algorithm: str = "strata") -> StrataConfig:
+        """The ``strata`` settings the agent is trained for (and the benchmark runs with); ``grpo``: the flat
+        baseline's (`configs/baseline/grpo.yaml`) with the compact preset's strategy-free prompts."""
+        baseline = algorithm == "grpo"
+        prompts = PromptConfig(preset=f"{PRESET}_grpo" if baseline else PRESET, history_window=self.history_window)
+        return StrataConfig(algorithm=algorithm, trajectory_rows="per_step",
+                            max_tokens_per_response=self.max_tokens_per_response, prompts=prompts,
+                            **({"num_stras_per_run": 1, "num_cands_per_stra": 1, "judge": JudgeConfig(enable=False)}
+                               if baseline else {}))
+
+
+@dataclass
+class Trace:
+    """One expert episode: what the agent saw and did at every step."""
+
+    task: Task
+    task_description: str
+    initial_observation: str
+    initial_admissible: tuple[str, ...]
+    strategy: str
+    steps: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # action, observation, admissible
+    won: bool = False
+
+
+async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, seed: int) -> list[Trace]:
+    """``orders_per_game`` expert episodes per task, each with its own seeded search order."""
+    limit = asyncio.Semaphore(4 * pool.num_workers)
+
+    async def one(task: Task, order: int) -> Trace:
+        async with limit, pool.episode(task) as episode:
+            if episode.failure is not None:
+                raise RuntimeError(f"could not start {task.game_file}: {episode.failure}")
+            expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands,
+                                              random.Random(f"{seed}/{task.index}/{order}"))
+            trace = Trace(task, episode.task_description, episode.initial_observation,
+                          tuple(episode.admissible_commands), expert.strategy)
+            while not episode.done:
+                action = expert.act(episode.admissible_commands)
+                result = await episode.step(action)
+                trace.steps.append((action, result.observation, tuple(result.admissible_commands)))
+            trace.won = episode.outcome().won
+            return trace
+
+    return list(await asyncio.gather(*(one(t, k) for t in tasks for k in range(orders_per_game))))
+
+
+def trace_examples(chat: ChatTokens, templates: PromptTemplates, baseline_templates: PromptTemplates,
+                   traces: list[Trace], window: int) -> dict[str, list]:
+    """Supervised examples of the won traces, rendered exactly as the per-step rollout renders its prompts:
+    ``action`` with the strategy in the prompt (StraTA), ``action_grpo`` without (the flat GRPO baseline's
+    ``baseline_templates``), so one agent starts both algorithms of the benchmark."""
+    from strata.assets.warm_start import Example
+
+    def response(text: str) -> list[int]:
+        return chat.tokenizer.encode(text, add_special_tokens=False) + [chat.tokenizer.eos_token_id]
+
+    examples: dict[str, list[Example]] = {"strategy": [], "action": [], "action_grpo": [], "judge": []}
+    for trace in (t for t in traces if t.won):
+        strategy_prompt = build_strategy_messages(templates, trace.task_description, trace.initial_observation)
+        examples["strategy"].append(Example(chat.prompt(strategy_prompt),
+                                            response(f"<strategy>{trace.strategy}</strategy>")))
+        observation, admissible = trace.initial_observation, trace.initial_admissible
+        history: list[tuple[str, str]] = []
+        for action, next_observation, next_admissible in trace.steps:
+            for kind, kind_templates in (("action", templates), ("action_grpo", baseline_templates)):
+                messages = build_action_messages(kind_templates, trace.task_description, trace.strategy, history,
+                                                 observation, admissible, window=window)
+                examples[kind].append(Example(chat.prompt(messages), response(f"<action>{action}</action>")))
+            history.append((action, next_observation))
+            observation, admissible = next_observation, next_admissible
+        judge = build_judge_messages(templates, trace.task_description, trace.strategy, history)
+        examples["judge"].append(Example(chat.prompt(judge), response("<judgment>[]</judgment>")))
+    return examples
+
+
+def success_rate(rollouts: list[Any]) -> float:
+    trajectories = [t for r in rollouts for s in r.strategies for t in s.trajectories]
+    return sum(t.won for t in trajectories) / max(1, len(trajectories))
+
+
+def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) -> Path:
+    """Build the agent under ``root`` (see the module docstring) and return ``root``."""
+    from transformers import AutoTokenizer
+
+    from strata.assets.local_policy import play_evaluation
+    from strata.assets.tiny_model import build_tiny_model
+    from strata.assets.warm_start import fit_responses
+    from strata.envs.gen.generate import generate_split
+    from strata.envs.task_list import write_task_list
+
+    root = Path(root).resolve()
+    (root / MANIFEST).unlink(missing_ok=True)  # an interrupted rebuild must not look complete
+    seconds: dict[str, float] = {}
+    began = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal began
+        seconds[name] = round(time.perf_counter() - began, 1)
+        logger.info("%s: %.0f s", name, seconds[name])
+        began = time.perf_counter()
+
+    splits = {}
+    for split, count in (("train", recipe.train_games), ("valid_seen", recipe.valid_games)):
+        games = generate_split(root / "data", split, count, seed=recipe.game_seed, task_types=recipe.task_types)
+        splits[split] = [Task(g.game_file, g.task_type, split, i) for i, g in enumerate(games)]
+        write_task_list(splits[split], root / f"{split}.parquet")
+    lap("games")
+
+    config = recipe.strata_config()
+    with EnvPool(num_workers=recipe.workers, max_steps=recipe.max_steps) as pool:
+        traces = asyncio.run(expert_traces(pool, splits["train"], recipe.orders_per_game, recipe.seed))
+        lap("traces")
+        tiny = build_tiny_model(root / "tiny", seed=recipe.seed, hidden_size=recipe.hidden_size,
+                                num_hidden_layers=recipe.num_layers)
+        chat = ChatTokens(AutoTokenizer.from_pretrained(tiny))
+        examples = trace_examples(chat, config.prompts.templates(), recipe.strata_config("grpo").prompts.templates(),
+                                  traces, recipe.history_window)
+        # Per batch of 32: 16 StraTA actions (what decides a game), 10 baseline actions, 4 strategies, 2 judgments.
+        mixture = [(examples[kind], recipe.batch_size * share // 32)
+                   for kind, share in (("action", 16), ("action_grpo", 10), ("strategy", 4), ("judge", 2))]
+        fit_responses(tiny, root / "model", mixture, recipe.steps, recipe.lr, recipe.seed, recipe.negatives)
+        lap("warm_start")
+        evaluations = {}
+        for name, algorithm, sampling in (("validation_sampling", "strata", VALIDATION_SAMPLING),
+                                          ("greedy", "strata", GREEDY), ("grpo_validation_sampling", "grpo",
+                                                                         VALIDATION_SAMPLING)):
+            rollouts = asyncio.run(play_evaluation(root / "model", splits["valid_seen"],
+                                                   recipe.strata_config(algorithm), pool, recipe.max_steps,
+                                                   sampling, seed=recipe.seed))
+            evaluations[name] = round(success_rate(rollouts), 4)
+        lap("evaluation")
+
+    manifest = {
+        "recipe": asdict(recipe),
+        "splits": {"train": {"split": "train", "games": recipe.train_games, "seed": recipe.game_seed},
+                   "valid_seen": {"split": "valid_seen", "games": recipe.valid_games, "seed": recipe.game_seed}},
+        "expert": {"traces": len(traces), "won": sum(t.won for t in traces),
+                   "mean_steps": round(sum(len(t.steps) for t in traces) / max(1, len(traces)), 2)},
+        "examples": {kind: len(items) for kind, items in examples.items()},
+        "held_out_success": evaluations,
+        "seconds": seconds,
+    }
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return root

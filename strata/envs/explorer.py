@@ -1,0 +1,119 @@
+"""An exploring expert for ALFWorld's pick task: a search order as its strategy, then that search played out.
+
+Why not the planner's walkthrough: it goes straight to the object, because the planner knows where the
+object is. A model that imitates it learns no search and fails on a new layout. This expert knows only what
+an agent knows, the goal (from the task) and what it has seen, so its traces teach what an agent must do:
+
+1. its *strategy* names the receptacles that can hold the object, in the order it will search them (a
+   random order per episode: several plausible strategies per game, for StraTA's diverse selection);
+2. it goes to each in turn, opens the closed ones, and takes the object as soon as a ``take`` command for
+   it is admissible;
+3. then goes to the goal receptacle (opening it if needed) and puts the object there.
+
+It reads only the admissible commands, never the observation's prose, so it plays any grammar version
+(``put X in/on Y`` or ``move X to Y``). The goal's classes come from the game folder's ALFRED name
+(``pick_and_place_simple-Mug-None-Cabinet-5``), which ALFWorld's released games and ours share.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXPLORER_TASK_TYPES: tuple[str, ...] = ("pick_and_place_simple",)
+_GO_TO = re.compile(r"^go to (.+)$")
+
+
+@dataclass(frozen=True)
+class PickGoal:
+    """What a pick game asks: carry an object of class ``obj`` onto a receptacle of class ``parent``
+    (both as the game text writes them: ``mug``, ``countertop``)."""
+
+    obj: str
+    parent: str
+
+
+def pick_goal(game_file: str | Path) -> PickGoal:
+    """The goal of a pick game, from its ALFRED task folder (``<task type>-<Object>-None-<Parent>-<scene>``)."""
+    folder = Path(game_file).parent.parent.name
+    parts = folder.split("-")
+    if len(parts) != 5 or parts[0] not in EXPLORER_TASK_TYPES:
+        raise ValueError(f"{game_file}: not a pick game folder (<task type>-<Object>-None-<Parent>-<scene>)")
+    return PickGoal(parts[1].lower(), parts[3].lower())
+
+
+def receptacles_in_view(admissible_commands: Sequence[str]) -> list[str]:
+    """The receptacles an agent can go to, in the game's order (``cabinet 1``, ``countertop 1``...)."""
+    return [m.group(1) for c in admissible_commands if (m := _GO_TO.match(c))]
+
+
+def search_candidates(goal: PickGoal, receptacles: Sequence[str]) -> list[str]:
+    """The receptacles that may hold ``goal.obj`` by ALFRED's class tables (the goal receptacle never does:
+    ALFWorld's pick games never start with the object already in place)."""
+    from strata.envs.gen.catalog import class_tables
+
+    can_contain = {cls.lower(): holds for cls, holds in class_tables().can_contain.items()}
+    obj_classes = {c for holds in can_contain.values() for c in holds if c.lower() == goal.obj}
+
+    def may_hold(receptacle: str) -> bool:
+        cls = receptacle.rsplit(" ", 1)[0]
+        return cls != goal.parent and bool(obj_classes & can_contain.get(cls, frozenset()))
+
+    return [r for r in receptacles if may_hold(r)]
+
+
+def search_strategy(goal: PickGoal, order: Sequence[str]) -> str:
+    """The strategy text the expert follows: its search order, then the delivery."""
+    return f"look for the {goal.obj} in {', '.join(order)}; take it to the {goal.parent} and put it there."
+
+
+@dataclass
+class ExploringExpert:
+    """Plays a pick game by searching ``order`` (see the module docstring); `act` picks one command."""
+
+    goal: PickGoal
+    order: tuple[str, ...]
+    _visited: list[str] = field(default_factory=list, init=False)  # gone to, in order; the last is here
+    _holding: bool = field(default=False, init=False)
+
+    @classmethod
+    def for_game(cls, game_file: str | Path, initial_admissible: Sequence[str], rng: random.Random) -> ExploringExpert:
+        """An expert with a random search order over the game's plausible receptacles."""
+        goal = pick_goal(game_file)
+        order = search_candidates(goal, receptacles_in_view(initial_admissible))
+        rng.shuffle(order)
+        return cls(goal, tuple(order))
+
+    @property
+    def strategy(self) -> str:
+        return search_strategy(self.goal, self.order)
+
+    def act(self, admissible_commands: Sequence[str]) -> str:
+        commands = list(admissible_commands)
+        if not self._holding:
+            take = self._first(commands, f"take {self.goal.obj} ")
+            if take:
+                self._holding = True
+                return take
+            here = self._visited[-1] if self._visited else None
+            if here is not None and f"open {here}" in commands:
+                return f"open {here}"
+            unvisited = [r for r in self.order if r not in self._visited]
+            if unvisited:
+                self._visited.append(unvisited[0])
+                return f"go to {unvisited[0]}"
+            return "look"
+        for verb in ("put", "move"):
+            put = next((c for c in commands if c.startswith(f"{verb} {self.goal.obj} ")
+                        and c.rsplit(" ", 2)[-2] == self.goal.parent), None)
+            if put:
+                return put
+        parent = self.goal.parent
+        return self._first(commands, f"open {parent} ") or self._first(commands, f"go to {parent} ") or "look"
+
+    @staticmethod
+    def _first(commands: Sequence[str], prefix: str) -> str | None:
+        return next((c for c in commands if c.startswith(prefix)), None)

@@ -1,0 +1,103 @@
+"""The tiny ALFWorld agent's warm start trains on exactly what the per-step rollout renders, with a loss
+whose sampled softmax is the full one when it samples every token."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+import torch
+
+from strata.assets.alfworld_agent import AgentRecipe, expert_traces, trace_examples
+from strata.assets.warm_start import SampledSoftmax, response_loss
+from strata.envs.bundled import bundled_data_path
+from strata.envs.discovery import load_split
+from strata.envs.pool import EnvPool
+from strata.workflow.chat import ChatTokens
+from strata.workflow.episode import EpisodeLimits
+from strata.workflow.group import GroupShape, rollout_task
+from strata.workflow.policy import Policy
+
+RECIPE = AgentRecipe()
+
+
+class ReplayServer:
+    """Answers with the given responses in order, and records every prompt it gets."""
+
+    def __init__(self, responses: list[list[int]]):
+        self.responses = list(responses)
+        self.prompts: list[list[int]] = []
+
+    async def generate(self, request_id, prompt_ids, sampling_params):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.prompts.append(list(prompt_ids))
+        ids = self.responses.pop(0)
+        return TokenOutput(token_ids=ids, log_probs=[-0.1] * len(ids), stop_reason="completed")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with EnvPool(num_workers=1, max_steps=RECIPE.max_steps) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory, pool, qwen_tokenizer):
+    tasks = [t for t in load_split(bundled_data_path(tmp_path_factory.mktemp("games")), "train")
+             if t.task_type == "pick_and_place_simple"][:2]
+    traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=1, seed=0))
+    chat = ChatTokens(qwen_tokenizer)
+    strata, grpo = (RECIPE.strata_config(a) for a in ("strata", "grpo"))
+    examples = trace_examples(chat, strata.prompts.templates(), grpo.prompts.templates(), traces, RECIPE.history_window)
+    return traces, chat, examples
+
+
+@pytest.mark.parametrize("algorithm", ["strata", "grpo"])
+def test_examples_are_the_per_step_rollouts_own_prompts(traced, pool, algorithm):
+    traces, chat, examples = traced
+    trace = traces[0]
+    assert trace.won and len(trace.steps) >= 3  # enough steps for the history window to slide
+    steps = len(trace.steps)
+    actions = examples["action" if algorithm == "strata" else "action_grpo"][:steps]
+    responses = ([examples["strategy"][0]] if algorithm == "strata" else []) + actions
+    server = ReplayServer([e.response_ids for e in responses])
+    config = RECIPE.strata_config(algorithm)
+    limits = EpisodeLimits(max_steps=RECIPE.max_steps, response_budget=10_000, prompt_tokens=2048, per_step=True,
+                           history_window=config.prompts.history_window)
+    policy = Policy(server, chat, {"temperature": 1.0}, config.max_tokens_per_response)
+    rollout = asyncio.run(rollout_task(trace.task, GroupShape.evaluation(config), policy, pool,
+                                       config.prompts.templates(), limits, None))
+    assert server.prompts == [e.prompt_ids for e in responses]
+    (trajectory,) = rollout.strategies[0].trajectories
+    assert trajectory.won and [s.action for s in trajectory.steps] == [a for a, _, _ in trace.steps]
+    shown = chat.decode(server.prompts[-1])
+    assert ("Strategy: look for the" in shown) == (algorithm == "strata")
+    numbered = [line.split(".")[0] for line in shown.splitlines() if re.match(r"^\d+\. ", line)]
+    assert numbered == [str(steps - 2), str(steps - 1)]  # the window: the 2 steps before the last one
+
+
+def test_only_won_traces_teach_and_each_teaches_one_judgment(traced):
+    traces, _, examples = traced
+    won = [t for t in traces if t.won]
+    assert len(examples["strategy"]) == len(examples["judge"]) == len(won)
+    assert len(examples["action"]) == len(examples["action_grpo"]) == sum(len(t.steps) for t in won)
+
+
+def test_sampled_softmax_over_every_token_is_the_full_cross_entropy(traced, tiny_model_dir):
+    from transformers import AutoModelForCausalLM
+
+    _, chat, examples = traced
+    batch = [examples["strategy"][0], examples["action"][1], examples["judge"][0]]
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        full = response_loss(model, batch, chat.tokenizer.pad_token_id)
+        everything = SampledSoftmax.of(batch, negatives=model.config.vocab_size)
+        assert response_loss(model, batch, chat.tokenizer.pad_token_id, everything, generator).item() == (
+            pytest.approx(full.item(), rel=1e-5))
+        # Fewer negatives: a different estimate, but the weight keeps it near the full loss on a random model.
+        sampled = response_loss(model, batch, chat.tokenizer.pad_token_id, SampledSoftmax.of(batch, 2048), generator)
+        assert sampled.item() == pytest.approx(full.item(), rel=0.02)
+        assert sampled.item() != full.item()
