@@ -18,15 +18,16 @@ def test_cpu_linear_layers_keep_their_weight_and_repack_after_a_sync():
 
     from strata.backends.vllm_cpu_weights import keep_linear_weights
 
-    method, x = UnquantizedLinearMethod(), torch.randn(3, 32)
+    generator = torch.Generator().manual_seed(0)  # the tolerances below see the same numbers every run
+    method, x = UnquantizedLinearMethod(), torch.randn(3, 32, generator=generator)
     if not getattr(UnquantizedLinearMethod.process_weights_after_loading, "_strata_keeps_weight", False):
-        dropped = linear_layer(torch.randn(64, 32))
+        dropped = linear_layer(torch.randn(64, 32))  # values unused
         method.process_weights_after_loading(dropped)
         assert dropped.weight.numel() == 0  # vLLM's own behaviour: nothing left for verl to load into
 
     keep_linear_weights()
     keep_linear_weights()  # idempotent: vLLM runs plug-ins once per process, tests may run it again
-    first, second = torch.randn(64, 32), torch.randn(64, 32)
+    first, second = torch.randn(64, 32, generator=generator), torch.randn(64, 32, generator=generator)
     layer = linear_layer(first)
     method.process_weights_after_loading(layer)
     torch.testing.assert_close(method.apply(layer, x), x @ first.T, atol=1e-4, rtol=1e-4)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
+import scienceworld  # noqa: F401  (a hard dependency: a broken install fails here, never skips)
 
 from strata.core.prompting import load_prompt_templates
 from strata.envs.pool import EnvPool
@@ -28,8 +29,6 @@ from strata.workflow.episode import Episode, EpisodeLimits
 from strata.workflow.policy import Policy
 from tests.recipes.resolved import RECIPES, resolve
 from tests.recipes.test_episode_budget import LONGER_RESPONSES, QWEN25_CONTEXT, Measured
-
-pytest.importorskip("scienceworld")
 
 H = 50
 GPU_RECIPES = {recipe: ("/ckpt/global_step_150", "0") if recipe.startswith("evaluate") else ()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import scienceworld  # noqa: F401  (a hard dependency: a broken install fails here, never skips)
 import torch
 
 from strata.core.config import StrataConfig
@@ -26,8 +27,6 @@ from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
 from strata.workflow.policy import Policy
 from strata.workflow.rows import group_advantages, rollout_stats
-
-pytest.importorskip("scienceworld")
 
 WIN, SHORT, GIVE_UP = "follow the plan", "stop short", "give up"
 TASK = Task(game_id("find-plant", 0), "find-plant", "train", 0)
