@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/demo}
 ASSETS=${ASSETS:-$OUT/magic-word-assets}   # the warm-started model and games: built on the first demo only
-PY=${PY:-.venv/bin/python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 STRATA=$(dirname "$PY")/strata; [ -x "$STRATA" ] || STRATA="$PY -m strata.cli"
 export PY
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/smoke-grpo-tiny-cpu}
-PY=${PY:-.venv/bin/python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere

@@ -17,7 +17,7 @@ MODEL=${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}
 DATA=${DATA:-$HOME/data/strata-alfworld}
 CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-1.5b}
 N_GPUS=${N_GPUS:-2}
-PY=${PY:-python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 
 # Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config).
 # In flight: 16 tasks x N*M = 32 episodes = 512 episodes over 2 vLLM replicas (TP1) = 256 per replica.

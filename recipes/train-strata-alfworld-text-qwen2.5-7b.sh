@@ -12,7 +12,7 @@ MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
 DATA=${DATA:-$HOME/data/strata-alfworld}
 CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b}
 N_GPUS=${N_GPUS:-8}
-PY=${PY:-python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 
 # Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config).
 # In flight: 16 tasks x N*M = 32 episodes = 512 episodes over 4 vLLM replicas (8 GPUs, TP2) = 128 per replica.

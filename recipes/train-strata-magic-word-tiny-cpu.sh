@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/strata-magic-word-tiny-cpu}
 ASSETS=${ASSETS:-outputs/magic-word-assets}   # games, task lists, preset, warm-started model: built once
-PY=${PY:-.venv/bin/python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 STEPS=${STEPS:-6}
 TEST_FREQ=${TEST_FREQ:-2}
 # 4 tasks per step; N=2 strategies (of σ·N=4 candidates) x M=2 episodes each. The action follows the

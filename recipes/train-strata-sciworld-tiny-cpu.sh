@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-outputs/strata-sciworld-tiny-cpu}
-PY=${PY:-.venv/bin/python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 TASK_TYPES=${TASK_TYPES:-find-living-thing,find-non-living-thing,find-plant}
 PER_TASK_TYPE=${PER_TASK_TYPE:-2}
 mkdir -p "$OUT"

@@ -39,11 +39,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "prepare-data": (
         "strata.envs.commands.prepare_data",
-        "Build the trainer's task lists (train/valid_seen/valid_unseen parquet) from ALFWorld data.",
+        "Build the trainer's task lists (one parquet per split) from ALFWorld data or ScienceWorld's splits.",
     ),
     "play": (
         "strata.envs.commands.play",
-        "Play a split with a scripted policy (walkthrough|random) and print the per-subtask success table.",
+        "Play a split with a scripted policy (walkthrough|gold|random) and print the per-subtask success table.",
     ),
     "inspect-checkpoint": (
         "strata.checkpoint.cli_inspect",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shared body of recipes/evaluate-*-qwen2.5-*.sh: evaluate on ALFWorld (or, with the ScienceWorld wrappers'
-# DATA and SPLIT=test, on ScienceWorld) with the spec's protocol (STRATA_SPEC §3): the whole split, one
+# DATA and SPLIT=test, on ScienceWorld) with the spec's protocol (docs/algorithm.md §3): the whole split, one
 # strategy and one trajectory per task, temperature 0.7 / top_p 0.8 / top_k 20, at most 50 steps, no
 # selection, no judge. The environment is the training recipe's. Runs the size's
 # training recipe (TRAIN_RECIPE) in val-only mode, so the infrastructure settings are the same, then
@@ -16,7 +16,7 @@ shift $(( $# >= 2 ? 2 : 1 ))
 SPLIT=${SPLIT:-valid_seen}
 DATA=${DATA:-$HOME/data/strata-alfworld}
 OUT=${OUT:-outputs/eval-$NAME/seed$SEED}
-PY=${PY:-python}
+PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"

@@ -38,7 +38,7 @@ class LengthPenaltyConfig:
     """Length penalty ℓ (spec §2).
 
     Args:
-        threshold: λ, the share of the per-response token budget (verl's ``data.max_response_length``)
+        threshold: λ, the share of the per-response token budget L_max (``strata.max_tokens_per_response``)
             that is free; beyond it ℓ grows linearly to 1 at the budget. Paper: 0.5.
     """
 
@@ -81,8 +81,8 @@ class DiversityConfig:
     """Diverse selection of the N kept strategies among σ·N candidates (spec §1.2).
 
     Args:
-        enable: farthest-point selection over strategy embeddings; off keeps the first N well-formed
-            candidates (the paper's "hierarchy only" ablation).
+        enable: farthest-point selection over strategy embeddings; off draws N of the well-formed
+            candidates at random, seeded (the paper's "hierarchy only" ablation).
         embedder: ``sentence_transformer`` (spec default, all-MiniLM-L6-v2) or ``hashed_bow`` (a
             dependency-free bag of words, for the tiny-model CPU demo).
         model: for ``sentence_transformer``, a hub name or local folder; null uses the offline copy of
@@ -159,7 +159,7 @@ class StrataConfig:
         algorithm: ``strata`` (default) or ``grpo``, the paper's flat baseline on the same harness: per
             task ``num_trajs_per_stra`` episodes (G, paper: 8) straight from the task, with no strategy,
             selection or judge; one group normalisation over them, the same shaping. It needs N = σ = 1,
-            the judge off and an action prompt without ``{strategy}`` (``configs/grpo_trainer.yaml`` sets
+            the judge off and an action prompt without ``{strategy}`` (``configs/baseline/grpo.yaml`` sets
             all of it).
         num_stras_per_run: N, strategies kept per task. Paper: 4.
         num_trajs_per_stra: M, trajectories executed per kept strategy. Paper: 8.

@@ -1,4 +1,4 @@
-"""Success tables from episode records: overall and per StraTA subtask (STRATA_SPEC §3).
+"""Success tables from episode records: overall and per StraTA subtask (docs/algorithm.md §3).
 
 Pure functions over records, so the scripted-policy evaluation here and the trainer's validation
 compute the same numbers. Any record with ``subtask``, ``won`` and ``num_steps`` works (`EpisodeOutcome`,

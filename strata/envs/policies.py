@@ -14,7 +14,13 @@ from typing import Protocol
 
 from strata.envs.errors import UnknownNameError
 
-POLICY_NAMES: tuple[str, ...] = ("walkthrough", "gold", "random")
+# name -> what it plays (the `strata play --policy` help is built from this).
+POLICY_HELP: dict[str, str] = {
+    "walkthrough": "replay the game's winning plan (ALFWorld)",
+    "gold": "replay the simulator's gold actions (ScienceWorld)",
+    "random": "a random admissible action (a floor)",
+}
+POLICY_NAMES: tuple[str, ...] = tuple(POLICY_HELP)
 PLAN_POLICIES: tuple[str, ...] = ("walkthrough", "gold")  # replay the plan the episode starts with
 
 

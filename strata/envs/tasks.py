@@ -32,6 +32,8 @@ SUBTASKS: tuple[str, ...] = tuple(SUBTASK_TO_TASK_TYPE)
 # The splits of ALFWorld's `json_2.1.1/` folder: training games, and the in- / out-of-distribution
 # evaluation sets (140 and 134 games in the released data).
 SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
+# Every split a command may name: ALFWorld's, then ScienceWorld's (train, valid = its dev, test), once each.
+ALL_SPLITS: tuple[str, ...] = tuple(dict.fromkeys(SPLITS + sciworld_tasks.SPLITS))
 
 
 def subtask_of(task_type: str) -> str:

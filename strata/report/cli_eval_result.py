@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from strata.envs.tasks import ALL_SPLITS
 from strata.report.eval_result import eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
 from strata.report.logs import read_metrics
@@ -18,7 +19,8 @@ EXAMPLE = ("strata eval-result --metrics outputs/eval/seed0/metrics.jsonl --seed
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", required=True, help="JSONL metrics (VERL_FILE_LOGGER_PATH) or console log")
     parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--split", default="valid_seen")
+    parser.add_argument("--split", default="valid_seen", choices=ALL_SPLITS,
+                        help="the evaluated split, recorded in the file (default valid_seen)")
     parser.add_argument("--checkpoint", default=None, help="the evaluated checkpoint, recorded in the file")
     parser.add_argument("--out", required=True, help="folder for eval_seed<SEED>.json and .md")
 

@@ -1,12 +1,12 @@
 """Which keys two resolved configs disagree on, split into infrastructure and algorithm/optimisation.
 
-The scaling rule of the recipes (STRATA_SPEC §5) is that a 2-GPU and an 8-GPU run differ only in
+The scaling rule of the recipes (docs/algorithm.md §5) is that a 2-GPU and an 8-GPU run differ only in
 infrastructure: how many devices, how memory is saved, how a batch is cut into micro-batches, where
 files go and where logs are sent. Those change speed and memory, not what is learned. Every other key
 (learning rate, batch sizes, rollouts per prompt, StraTA's N/M/σ/δ/λ/κ, sampling) is
 algorithm/optimisation: a difference there is a different experiment, and a release must say so.
 The model path counts as infrastructure, like every path: the 1.5B and 7B recipes load different
-weights with the same algorithm (STRATA_SPEC §5); the model card names the base model on its own.
+weights with the same algorithm (docs/algorithm.md §5); the model card names the base model on its own.
 
 ``INFRASTRUCTURE_PATTERNS`` is that documented list. Patterns are ``fnmatch`` globs over the dotted key,
 where ``*`` also spans dots.

@@ -1,6 +1,6 @@
 """The training curve: validation success rate per step, overall and per subtask, as a table and a plot.
 
-The overall key is ``val/average/metrics/success_rate`` (STRATA_SPEC §3); the per-subtask keys replace
+The overall key is ``val/average/metrics/success_rate`` (docs/algorithm.md §3); the per-subtask keys replace
 ``average`` by the subtask name (``val/pick/metrics/success_rate``). Any other ``.../average/...`` key
 (``val/average/metrics/format_rate``) or a plain key works the same way; a key without ``/average/``
 has no per-subtask lines.

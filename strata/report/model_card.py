@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 CURVE_IMAGE = "training_curve.png"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-# StraTA's keys and the symbols the paper uses for them (STRATA_SPEC §1); other strata.* keys get none.
+# StraTA's keys and the symbols the paper uses for them (docs/algorithm.md §1); other strata.* keys get none.
 STRATA_SYMBOLS: dict[str, str] = {
     "strata.num_stras_per_run": "N",
     "strata.num_trajs_per_stra": "M",

@@ -58,7 +58,7 @@ class SubtaskResult:
 
 @dataclass(frozen=True)
 class EvalResult:
-    """One evaluation of one checkpoint with one seed on one split (STRATA_SPEC §3 protocol).
+    """One evaluation of one checkpoint with one seed on one split (docs/algorithm.md §3 protocol).
 
     Args:
         seed: sampling seed of this evaluation.

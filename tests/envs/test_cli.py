@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from strata.cli import main
-from strata.envs.tasks import SUBTASKS
+from strata.cli import COMMANDS, main
+from strata.envs.policies import POLICY_NAMES
+from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
+from strata.envs.tasks import SPLITS, SUBTASKS
 
 
 def test_play_walkthrough_wins_the_bundled_valid_split(
@@ -69,3 +71,16 @@ def test_bad_numbers_are_one_line_usage_errors(argv: list[str], message: str, tm
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.strip().splitlines()[-1].endswith(message)
     assert not (tmp_path / "out").exists()
+
+
+def test_play_and_prepare_data_help_say_what_the_tools_take(capsys: pytest.CaptureFixture[str]) -> None:
+    """The one-line help (`strata --help`) and `play --help` name the policies `policies.py` offers, each
+    split once; `prepare-data` says it also takes ScienceWorld."""
+    assert f"({'|'.join(POLICY_NAMES)})" in COMMANDS["play"][1]
+    assert "ScienceWorld" in COMMANDS["prepare-data"][1]
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{name}: " in text for name in POLICY_NAMES)
+    choices = text.split("--split {", 1)[1].split("}", 1)[0].split(",")
+    assert choices == list(dict.fromkeys(choices)) and set(choices) == set(SPLITS + SCIWORLD_SPLITS)

@@ -1,4 +1,4 @@
-"""The paper's ablations (STRATA_SPEC §4) as one-line overrides of the 1.5B training recipe.
+"""The paper's ablations (docs/algorithm.md §4) as one-line overrides of the 1.5B training recipe.
 
 Each row is resolved through the recipe as ``DRY_RUN=1`` runs it. It must set the intended StraTA values
 (read back through `StrataConfig`, as the trainer reads them) and change nothing else in the resolved config:
@@ -31,7 +31,7 @@ class Ablation:
 
     Args:
         name: the row as the paper names it.
-        paper: ALFWorld success (%) the paper reports for it (3B model, STRATA_SPEC §4).
+        paper: ALFWorld success (%) the paper reports for it (3B model, docs/algorithm.md §4).
         overrides: what to append to the recipe's command line.
         expect: `StrataConfig` attributes (dotted) and the values the overrides must give them.
     """

@@ -71,3 +71,17 @@ def test_alfworld_evaluations_carry_no_score(tmp_path):
     assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "eval_seed0.json").read_text())
     assert "score" not in data and "score" not in data["per_subtask"]["pick"]
+
+
+def test_an_unknown_split_is_one_usage_error(tmp_path, capsys):
+    """A mistyped split (`valid_sen`) is refused before anything is read or written, naming the known ones."""
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": {"val/average/metrics/success_rate": 1.0}}) + "\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval-result", "--metrics", str(log), "--seed", "0", "--split", "valid_sen",
+              "--out", str(tmp_path / "eval")])
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("strata eval-result: error: argument --split: invalid choice: 'valid_sen'")
+    assert "valid_seen" in last and "test" in last
+    assert not (tmp_path / "eval").exists()

@@ -12,23 +12,25 @@ from pathlib import Path
 from strata.cli_types import positive_int
 from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.errors import EnvError
-from strata.envs.policies import POLICY_NAMES
+from strata.envs.policies import POLICY_HELP, POLICY_NAMES
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
-from strata.envs.tasks import SPLITS, SUBTASKS
+from strata.envs.tasks import ALL_SPLITS, SPLITS, SUBTASKS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", choices=POLICY_NAMES, required=True, help="gold: walkthrough (ScienceWorld)")
+    parser.add_argument("--policy", choices=POLICY_NAMES, required=True,
+                        help="; ".join(f"{name}: {what}" for name, what in POLICY_HELP.items()))
     parser.add_argument("--env", choices=("alfworld", "sciworld"), default="alfworld")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games)")
     source.add_argument("--task-list", help="a parquet task list written by `strata prepare-data`")
     source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
     parser.add_argument(
-        "--split", choices=SPLITS + SCIWORLD_SPLITS, default=None,
-        help="split to play (with --data-path, or ScienceWorld's train/valid/test); default valid_seen / valid",
+        "--split", choices=ALL_SPLITS, default=None,
+        help=f"ALFWorld: {'/'.join(SPLITS)} (with --data-path or --bundled; default valid_seen); "
+        f"ScienceWorld: {'/'.join(SCIWORLD_SPLITS)} (default valid)",
     )
     parser.add_argument("--per-task-type", type=positive_int, help="ScienceWorld: the first N variations per task type")
     parser.add_argument(

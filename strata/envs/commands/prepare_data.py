@@ -1,4 +1,5 @@
-"""`strata prepare-data`: build the trainer's task lists (one parquet per split) from ALFWorld data."""
+"""`strata prepare-data`: build the trainer's task lists (one parquet per split) from ALFWorld data, or from
+ScienceWorld's variation splits (``--env sciworld``)."""
 
 from __future__ import annotations
 
