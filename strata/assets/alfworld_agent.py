@@ -41,7 +41,7 @@ from typing import Any
 
 from strata.core.config import JudgeConfig, PromptConfig, StrataConfig
 from strata.core.prompting import PromptTemplates, build_action_messages, build_judge_messages, build_strategy_messages
-from strata.envs.explorer import ExploringExpert
+from strata.envs.explorer import ExploringExpert, receptacles_in_view
 from strata.envs.pool import EnvPool
 from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
@@ -63,6 +63,7 @@ class AgentRecipe:
     valid_games: int = 100
     game_seed: int = 0
     orders_per_game: int = 3
+    slip_rate: float = 0.15
     max_steps: int = 15
     history_window: int = 2
     max_tokens_per_response: int = 96
@@ -95,26 +96,52 @@ class Trace:
     initial_observation: str
     initial_admissible: tuple[str, ...]
     strategy: str
-    steps: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # action, observation, admissible
+    steps: list[TraceStep] = field(default_factory=list)
     won: bool = False
 
 
-async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, seed: int) -> list[Trace]:
-    """``orders_per_game`` expert episodes per task, each with its own seeded search order."""
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a trace; a ``slip`` is a deliberate mistake the agent must learn to recover from, never a
+    target."""
+
+    action: str
+    observation: str
+    admissible: tuple[str, ...]
+    slip: bool = False
+
+
+def slip_action(admissible: tuple[str, ...], rng: random.Random) -> str:
+    """A step that changes nothing in the game: what a small model does when unsure (a look, the inventory,
+    or a garbled command that the game answers with "Nothing happens.")."""
+    garbled = f"{rng.choice(admissible)} from {rng.choice(receptacles_in_view(admissible) or ['it'])}"
+    return rng.choice(["look", "inventory", garbled, garbled])
+
+
+async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, seed: int,
+                        slip_rate: float = 0.0) -> list[Trace]:
+    """``orders_per_game`` expert episodes per task, each with its own seeded search order; after the first
+    step, each step is a `slip_action` with probability ``slip_rate``.
+
+    Why slips: an expert that never errs shows only states on its own path, so a model that makes one
+    mistake ("Nothing happens.") has never seen where it is then, and repeats it (measured: most lost
+    held-out games of a slip-free agent were such loops)."""
     limit = asyncio.Semaphore(4 * pool.num_workers)
 
     async def one(task: Task, order: int) -> Trace:
         async with limit, pool.episode(task) as episode:
             if episode.failure is not None:
                 raise RuntimeError(f"could not start {task.game_file}: {episode.failure}")
-            expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands,
-                                              random.Random(f"{seed}/{task.index}/{order}"))
+            rng = random.Random(f"{seed}/{task.index}/{order}")
+            expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands, rng)
             trace = Trace(task, episode.task_description, episode.initial_observation,
                           tuple(episode.admissible_commands), expert.strategy)
             while not episode.done:
-                action = expert.act(episode.admissible_commands)
+                admissible = tuple(episode.admissible_commands)
+                slip = bool(trace.steps) and rng.random() < slip_rate
+                action = slip_action(admissible, rng) if slip else expert.act(admissible)
                 result = await episode.step(action)
-                trace.steps.append((action, result.observation, tuple(result.admissible_commands)))
+                trace.steps.append(TraceStep(action, result.observation, tuple(result.admissible_commands), slip))
             trace.won = episode.outcome().won
             return trace
 
@@ -125,7 +152,8 @@ def trace_examples(chat: ChatTokens, templates: PromptTemplates, baseline_templa
                    traces: list[Trace], window: int) -> dict[str, list]:
     """Supervised examples of the won traces, rendered exactly as the per-step rollout renders its prompts:
     ``action`` with the strategy in the prompt (StraTA), ``action_grpo`` without (the flat GRPO baseline's
-    ``baseline_templates``), so one agent starts both algorithms of the benchmark."""
+    ``baseline_templates``), so one agent starts both algorithms of the benchmark. Slips are shown in the
+    history but never targets; the judgment flags exactly the slips."""
     from strata.assets.warm_start import Example
 
     def response(text: str) -> list[int]:
@@ -138,15 +166,18 @@ def trace_examples(chat: ChatTokens, templates: PromptTemplates, baseline_templa
                                             response(f"<strategy>{trace.strategy}</strategy>")))
         observation, admissible = trace.initial_observation, trace.initial_admissible
         history: list[tuple[str, str]] = []
-        for action, next_observation, next_admissible in trace.steps:
+        for step in trace.steps:
             for kind, kind_templates in (("action", templates), ("action_grpo", baseline_templates)):
+                if step.slip:
+                    break
                 messages = build_action_messages(kind_templates, trace.task_description, trace.strategy, history,
                                                  observation, admissible, window=window)
-                examples[kind].append(Example(chat.prompt(messages), response(f"<action>{action}</action>")))
-            history.append((action, next_observation))
-            observation, admissible = next_observation, next_admissible
+                examples[kind].append(Example(chat.prompt(messages), response(f"<action>{step.action}</action>")))
+            history.append((step.action, step.observation))
+            observation, admissible = step.observation, step.admissible
         judge = build_judge_messages(templates, trace.task_description, trace.strategy, history)
-        examples["judge"].append(Example(chat.prompt(judge), response("<judgment>[]</judgment>")))
+        flagged = [number for number, step in enumerate(trace.steps, start=1) if step.slip]
+        examples["judge"].append(Example(chat.prompt(judge), response(f"<judgment>{flagged}</judgment>")))
     return examples
 
 
@@ -185,7 +216,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
 
     config = recipe.strata_config()
     with EnvPool(num_workers=recipe.workers, max_steps=recipe.max_steps) as pool:
-        traces = asyncio.run(expert_traces(pool, splits["train"], recipe.orders_per_game, recipe.seed))
+        traces = asyncio.run(expert_traces(pool, splits["train"], recipe.orders_per_game, recipe.seed,
+                                           recipe.slip_rate))
         lap("traces")
         tiny = build_tiny_model(root / "tiny", seed=recipe.seed, hidden_size=recipe.hidden_size,
                                 num_hidden_layers=recipe.num_layers)
@@ -212,7 +244,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
         "splits": {"train": {"split": "train", "games": recipe.train_games, "seed": recipe.game_seed},
                    "valid_seen": {"split": "valid_seen", "games": recipe.valid_games, "seed": recipe.game_seed}},
         "expert": {"traces": len(traces), "won": sum(t.won for t in traces),
-                   "mean_steps": round(sum(len(t.steps) for t in traces) / max(1, len(traces)), 2)},
+                   "mean_steps": round(sum(len(t.steps) for t in traces) / max(1, len(traces)), 2),
+                   "slips": sum(s.slip for t in traces for s in t.steps)},
         "examples": {kind: len(items) for kind, items in examples.items()},
         "held_out_success": evaluations,
         "seconds": seconds,

@@ -46,8 +46,8 @@ def pool():
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory, pool, qwen_tokenizer):
     tasks = [t for t in load_split(bundled_data_path(tmp_path_factory.mktemp("games")), "train")
-             if t.task_type == "pick_and_place_simple"][:2]
-    traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=1, seed=0))
+             if t.task_type == "pick_and_place_simple"][:3]
+    traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=2, seed=0, slip_rate=0.3))
     chat = ChatTokens(qwen_tokenizer)
     strata, grpo = (RECIPE.strata_config(a) for a in ("strata", "grpo"))
     examples = trace_examples(chat, strata.prompts.templates(), grpo.prompts.templates(), traces, RECIPE.history_window)
@@ -57,32 +57,49 @@ def traced(tmp_path_factory, pool, qwen_tokenizer):
 @pytest.mark.parametrize("algorithm", ["strata", "grpo"])
 def test_examples_are_the_per_step_rollouts_own_prompts(traced, pool, algorithm):
     traces, chat, examples = traced
-    trace = traces[0]
-    assert trace.won and len(trace.steps) >= 3  # enough steps for the history window to slide
+    index, trace = next((i, t) for i, t in enumerate(traces) if t.won and any(s.slip for s in t.steps))
     steps = len(trace.steps)
-    actions = examples["action" if algorithm == "strata" else "action_grpo"][:steps]
-    responses = ([examples["strategy"][0]] if algorithm == "strata" else []) + actions
-    server = ReplayServer([e.response_ids for e in responses])
+    assert steps >= 4  # enough steps for the history window to slide
+    kind = "action" if algorithm == "strata" else "action_grpo"
+    first = sum(len([s for s in t.steps if not s.slip]) for t in traces[:index] if t.won)
+    targets = iter(examples[kind][first:])
+
+    def answer(text: str) -> list[int]:
+        return chat.tokenizer.encode(text, add_special_tokens=False) + [chat.tokenizer.eos_token_id]
+
+    won_before = sum(t.won for t in traces[:index])
+    strategy = [examples["strategy"][won_before]] if algorithm == "strata" else []
+    server = ReplayServer([e.response_ids for e in strategy] + [answer(f"<action>{s.action}</action>")
+                                                                for s in trace.steps])
     config = RECIPE.strata_config(algorithm)
     limits = EpisodeLimits(max_steps=RECIPE.max_steps, response_budget=10_000, prompt_tokens=2048, per_step=True,
                            history_window=config.prompts.history_window)
     policy = Policy(server, chat, {"temperature": 1.0}, config.max_tokens_per_response)
     rollout = asyncio.run(rollout_task(trace.task, GroupShape.evaluation(config), policy, pool,
                                        config.prompts.templates(), limits, None))
-    assert server.prompts == [e.prompt_ids for e in responses]
     (trajectory,) = rollout.strategies[0].trajectories
-    assert trajectory.won and [s.action for s in trajectory.steps] == [a for a, _, _ in trace.steps]
+    assert trajectory.won and [s.action for s in trajectory.steps] == [s.action for s in trace.steps]
+    # Every prompt the rollout sent is an example's prompt, except those that the slips answered.
+    action_prompts = server.prompts[len(strategy):]
+    assert [e.prompt_ids for e in strategy] == server.prompts[: len(strategy)]
+    kept = [p for p, s in zip(action_prompts, trace.steps, strict=True) if not s.slip]
+    assert kept == [next(targets).prompt_ids for _ in kept]
     shown = chat.decode(server.prompts[-1])
     assert ("Strategy: look for the" in shown) == (algorithm == "strata")
     numbered = [line.split(".")[0] for line in shown.splitlines() if re.match(r"^\d+\. ", line)]
     assert numbered == [str(steps - 2), str(steps - 1)]  # the window: the 2 steps before the last one
 
 
-def test_only_won_traces_teach_and_each_teaches_one_judgment(traced):
-    traces, _, examples = traced
+def test_slips_are_history_never_targets_and_the_judgment_flags_them(traced):
+    traces, chat, examples = traced
     won = [t for t in traces if t.won]
     assert len(examples["strategy"]) == len(examples["judge"]) == len(won)
-    assert len(examples["action"]) == len(examples["action_grpo"]) == sum(len(t.steps) for t in won)
+    targets = sum(not s.slip for t in won for s in t.steps)
+    assert len(examples["action"]) == len(examples["action_grpo"]) == targets
+    assert any(s.slip for t in won for s in t.steps)
+    for trace, judge in zip(won, examples["judge"], strict=True):
+        flagged = [n for n, s in enumerate(trace.steps, start=1) if s.slip]
+        assert chat.tokenizer.decode(judge.response_ids, skip_special_tokens=True) == f"<judgment>{flagged}</judgment>"
 
 
 def test_sampled_softmax_over_every_token_is_the_full_cross_entropy(traced, tiny_model_dir):
