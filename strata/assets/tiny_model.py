@@ -25,17 +25,24 @@ TINY_QWEN2_CONFIG: dict[str, Any] = dict(
 )
 
 
-def build_tiny_model(out_dir: str | Path, seed: int = 0, **config_overrides: Any) -> Path:
+def build_tiny_model(out_dir: str | Path, seed: int = 0, tokenizer_dir: str | Path | None = None,
+                     **config_overrides: Any) -> Path:
     """Write tokenizer, config, generation config and safetensors weights of a tiny Qwen2 to ``out_dir``.
 
-    Deterministic for a given ``seed``. ``config_overrides`` change any `Qwen2Config` field.
+    The tokenizer is Qwen2.5's, or the one in ``tokenizer_dir`` (e.g. `strata.assets.tokenizer.build_game_tokenizer`),
+    and the embedding matches its size. Deterministic for a given ``seed``. ``config_overrides`` change any
+    `Qwen2Config` field.
     """
     import torch
     from transformers import AutoTokenizer, GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
-    out = build_qwen25_tokenizer(out_dir)
+    if tokenizer_dir is None:
+        out = build_qwen25_tokenizer(out_dir)
+    else:
+        out = Path(out_dir)
+        AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
-    # The embedding covers the whole tokenizer (151,665 ids); pad to a multiple of 64 as Qwen does.
+    # The embedding covers the whole tokenizer (151,665 ids for Qwen2.5); pad to a multiple of 64 as Qwen does.
     vocab_size = -(-len(tokenizer) // 64) * 64
     config = Qwen2Config(
         vocab_size=vocab_size,

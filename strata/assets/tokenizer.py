@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 QWEN25_LAST_TOKEN_ID = 151664
@@ -74,4 +75,47 @@ def build_qwen25_tokenizer(out_dir: str | Path) -> Path:
     (out / "tokenizer_config.json").write_text(
         json.dumps(config, ensure_ascii=False, indent=2), encoding="utf-8"
     )
+    return out
+
+
+GAME_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+
+
+def build_game_tokenizer(out_dir: str | Path, corpus: Iterable[str], vocab_size: int = 2048) -> Path:
+    """Write a small Qwen2.5-style tokenizer trained on ``corpus`` (a game's prompts and responses) to ``out_dir``.
+
+    Why: with per-step rows most tokens are prompt tokens, and verl's log-prob passes compute the logits and
+    log-softmax of every one of them over the whole vocabulary: with Qwen2.5's 151,665 entries that is
+    nearly all of a tiny model's compute on a CPU. This keeps everything else of the real tokenizer: its
+    normaliser, pre-tokeniser and byte-level decoder (read from the real file), the ChatML special tokens,
+    eos/pad and Qwen2.5's chat template, so any text still tokenises (byte-level) and the rollout builds the
+    same chat structure. For CPU experiments only; the recipes for real models keep the model's tokenizer.
+    """
+    from tokenizers import Tokenizer, trainers
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    real = json.loads((_package_tokenizer_dir() / "tokenizer.json").read_text(encoding="utf-8"))
+    empty_bpe = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                 "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                 "vocab": {}, "merges": []}
+    tokenizer = Tokenizer.from_str(json.dumps({**real, "added_tokens": [], "post_processor": None, "model": empty_bpe}))
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(GAME_SPECIAL_TOKENS),
+                                  initial_alphabet=ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(corpus, trainer=trainer)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(out / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "Qwen2Tokenizer",
+        "added_tokens_decoder": {
+            str(tokenizer.token_to_id(token)): {"content": token, "lstrip": False, "normalized": False,
+                                                "rstrip": False, "single_word": False, "special": True}
+            for token in GAME_SPECIAL_TOKENS
+        },
+        "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
+        "bos_token": None, "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "unk_token": None,
+        "chat_template": QWEN25_CHAT_TEMPLATE, "clean_up_tokenization_spaces": False, "errors": "replace",
+        "model_max_length": 131072, "split_special_tokens": False,
+    }
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     return out

@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 
-from strata.assets.alfworld_agent import AgentRecipe, expert_traces, trace_examples
+from strata.assets.alfworld_agent import AgentRecipe, expert_traces, tokenize_dialogues, trace_dialogues
 from strata.assets.warm_start import SampledSoftmax, response_loss
 from strata.envs.bundled import bundled_data_path
 from strata.envs.discovery import load_split
@@ -50,7 +50,8 @@ def traced(tmp_path_factory, pool, qwen_tokenizer):
     traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=2, seed=0, slip_rate=0.3))
     chat = ChatTokens(qwen_tokenizer)
     strata, grpo = (RECIPE.strata_config(a) for a in ("strata", "grpo"))
-    examples = trace_examples(chat, strata.prompts.templates(), grpo.prompts.templates(), traces, RECIPE.history_window)
+    dialogues = trace_dialogues(strata.prompts.templates(), grpo.prompts.templates(), traces, RECIPE.history_window)
+    examples = tokenize_dialogues(chat, dialogues)
     return traces, chat, examples
 
 
