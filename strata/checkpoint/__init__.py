@@ -3,6 +3,7 @@
 Modules, one job each:
     layout      file and folder names of a verl checkpoint (one place to change if verl renames them)
     pointer     ``latest_checkpointed_iteration.txt`` written atomically (temp file + ``os.replace``)
+    manifest    ``global_step_N/strata_manifest.json``: size and SHA-256 of every file a complete save wrote
     inspect     what a ``global_step_N`` holds, the step to resume from, and why a resume cannot work
     fsdp2       how FSDP2 splits a tensor over ranks (``Shard(0)``, ``torch.chunk``), without a process group
     reshard     world size W -> W' for model, optimizer and extra-state shards
@@ -13,8 +14,10 @@ How the trainer uses this (``strata.trainer``):
 
 * Save. verl's ``_save_checkpoint`` writes the shards, then ``data.pt``, then the pointer with a plain
   ``open(path, "w")``, which can leave an empty pointer if the process dies in between. After verl's
-  save returns, call ``write_latest_pointer(default_local_dir, global_steps)`` so the pointer is
-  rewritten atomically (or replace verl's write with it in the trainer's ``_save_checkpoint`` override).
+  save returns, the trainer's ``_save_checkpoint`` override calls ``write_manifest(step_dir)`` (the step's
+  last file, atomic) and then ``write_latest_pointer(default_local_dir, global_steps)`` so the pointer is
+  rewritten atomically. Resume, export and reshard check the files against the manifest (a step without
+  one, from an older run, gets the structural check only).
 * Resume, ``resume_mode=auto``. Instead of verl's ``find_latest_ckpt_path`` (which trusts the pointer and
   fails on an empty one), use ``find_latest_checkpoint(default_local_dir)``: it returns the pointer's step
   when that save is complete, otherwise the newest complete step with a warning, never a half-written
@@ -35,6 +38,7 @@ from strata.checkpoint.inspect import (
     describe_checkpoint,
     find_latest_checkpoint,
 )
+from strata.checkpoint.manifest import read_manifest, write_manifest
 from strata.checkpoint.pointer import read_latest_pointer, write_latest_pointer
 
 __all__ = [
@@ -45,5 +49,7 @@ __all__ = [
     "describe_checkpoint",
     "find_latest_checkpoint",
     "read_latest_pointer",
+    "read_manifest",
     "write_latest_pointer",
+    "write_manifest",
 ]

@@ -46,19 +46,29 @@ def _describe_root(root: Path) -> Path | None:
         raise CheckpointError(f"{root} holds no global_step_N folder; pass trainer.default_local_dir of a run")
     print(f"{root}: pointer -> {read_latest_pointer(root)}")
     for step, folder in sorted(steps.items()):
-        info = describe_checkpoint(folder)
+        try:
+            info = describe_checkpoint(folder)
+        except CheckpointError as error:
+            print(f"  global_step_{step}: DAMAGED ({error})")
+            continue
         state = "complete" if info.complete else "INCOMPLETE (missing " + ", ".join(info.missing[:3]) + ")"
-        print(f"  global_step_{step}: world size {info.world_size}, {state}")
+        print(f"  global_step_{step}: world size {info.world_size}, {state}{_manifest_note(info)}")
     latest = find_latest_checkpoint(root)
     print(f"resume_mode=auto would load: {latest}")
     return latest
 
 
+def _manifest_note(info) -> str:
+    if not info.has_manifest:
+        return "; no manifest (shards checked as whole archives only)"
+    return "; checksums verified" if info.checksums_verified else ""
+
+
 def _describe_step(step: Path) -> None:
-    info = describe_checkpoint(step)
-    print(f"{info.path}: step {info.step}, {'complete' if info.complete else 'INCOMPLETE'}")
+    info = describe_checkpoint(step, checksums=True)
+    print(f"{info.path}: step {info.step}, {'complete' if info.complete else 'INCOMPLETE'}{_manifest_note(info)}")
     for role in info.roles:
-        print(f"  {role.name}: FSDP{role.fsdp_version} world size {role.world_size}; model {role.has_model}, "
+        print(f"  {role.name}: FSDP{role.fsdp_version or '?'} world size {role.world_size}; model {role.has_model}, "
               f"optimizer {role.has_optimizer}, extra state {role.has_extra_state}, "
               f"hf config {role.has_hf_config}, hf weights {role.has_hf_weights}")
         if role.lora:

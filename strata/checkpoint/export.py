@@ -28,8 +28,8 @@ from pathlib import Path
 import torch
 
 from strata.checkpoint.fsdp2 import full_tensor, load_shard
-from strata.checkpoint.inspect import CheckpointError, describe_checkpoint
-from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, shard_file_name
+from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, error_line
+from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, MANIFEST_FILE, shard_file_name
 from strata.checkpoint.lora import merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
 
@@ -48,8 +48,12 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
     ``out`` must not exist or be empty. Returns ``out``. Loading it back:
     ``AutoModelForCausalLM.from_pretrained(out)`` and ``AutoTokenizer.from_pretrained(out)``.
     """
-    info = describe_checkpoint(checkpoint)
+    info = describe_checkpoint(checkpoint, checksums=True)
     actor = info.actor
+    damaged = [item for item in info.damaged if item.startswith((f"{ACTOR_DIR}/", MANIFEST_FILE))]
+    if damaged:
+        raise CheckpointError(f"{info.path} is damaged: {', '.join(damaged[:4])}{', ...' if len(damaged) > 4 else ''}; "
+                              f"export another step (strata inspect-checkpoint lists them)")
     if actor is None or not actor.has_model or not actor.has_hf_config:
         raise CheckpointError(f"{info.path} has no complete {ACTOR_DIR}/ model shards with "
                               f"{ACTOR_DIR}/{HF_DIR}/config.json; export a step written by verl's trainer")
@@ -100,7 +104,10 @@ def _written_by_export(name: str) -> bool:
 def _load_config(hf_dir: Path):
     from transformers import AutoConfig
 
-    return AutoConfig.from_pretrained(hf_dir)
+    try:
+        return AutoConfig.from_pretrained(hf_dir)
+    except Exception as error:  # noqa: BLE001 - a damaged config.json is a JSONDecodeError, OSError, ValueError...
+        raise CheckpointError(f"cannot read {hf_dir / 'config.json'}: {error_line(error)}") from error
 
 
 def _ties_embeddings(config) -> bool:

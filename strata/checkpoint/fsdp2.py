@@ -26,7 +26,7 @@ import torch
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
-from strata.checkpoint.inspect import CheckpointError
+from strata.checkpoint.inspect import CheckpointError, error_line
 
 _MESH_LOGGER = "torch.distributed.device_mesh"
 
@@ -56,10 +56,15 @@ def load_shard(path: Any) -> Any:
     """``torch.load`` a verl shard file memory-mapped: tensors are read from disk only when sliced.
 
     The files hold pickled DTensors and device meshes, so ``weights_only`` cannot be used; load only
-    checkpoints you trust, exactly as verl itself does.
+    checkpoints you trust, exactly as verl itself does. A file torch cannot read (a damaged archive: torch
+    says ``Expected hasRecord("version")``) raises :class:`CheckpointError` naming it.
     """
-    with quiet_mesh_unpickling():
-        return torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+    try:
+        with quiet_mesh_unpickling():
+            return torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+    except Exception as error:  # noqa: BLE001 - torch reports damage as RuntimeError, pickle errors, EOFError...
+        raise CheckpointError(f"cannot load {path}: {error_line(error)}; the shard is damaged, "
+                              f"use another step (strata inspect-checkpoint lists them)") from error
 
 
 def full_tensor(shards: Sequence[DTensor], where: str = "tensor") -> torch.Tensor:

@@ -8,7 +8,13 @@ model), before any worker starts, and say in one line what to do.
 Completeness follows verl's save order: every rank writes its model, optimizer and extra-state shards,
 rank 0 writes ``fsdp_config.json`` and ``huggingface/``, then the trainer writes ``data.pt`` and finally
 the pointer. A step folder is complete when its shards are all present and whole (a truncated ``.pt``
-zip archive has no end record) and ``data.pt`` exists.
+zip archive has no end record), ``fsdp_config.json`` is readable and ``data.pt`` exists; and, when the
+trainer recorded a manifest of the save (`strata.checkpoint.manifest`, written after verl's save), when every
+file it lists has the recorded size and, if asked (``checksums=True``: resume, export, reshard), checksum.
+A step without a manifest (an older run) is judged by the structural check alone.
+
+Damage inside a step never raises from `find_latest_checkpoint`: the step counts as incomplete and the
+next older complete one is chosen, with a warning naming the damaged file.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from strata.checkpoint.layout import (
     DATALOADER_FILE,
     FSDP_CONFIG_FILE,
     HF_DIR,
+    MANIFEST_FILE,
     POINTER_FILE,
     SHARD_KINDS,
     parse_shard_file,
@@ -34,6 +41,7 @@ from strata.checkpoint.layout import (
     step_dirs,
 )
 from strata.checkpoint.lora import LoraMeta, read_lora_meta
+from strata.checkpoint.manifest import ManifestError, manifest_problems, read_manifest
 from strata.checkpoint.pointer import read_latest_pointer
 
 logger = logging.getLogger(__name__)
@@ -82,7 +90,12 @@ class CheckpointInfo:
         roles: one entry per role folder (``actor`` first).
         has_dataloader_state: ``data.pt`` exists (the last file verl writes before the pointer).
         files: every file under ``path``, relative, sorted.
-        missing: what a complete save would have written but is absent or truncated, relative to ``path``.
+        missing: what a complete save would have written but is absent, truncated, unreadable or differs
+            from the manifest, relative to ``path``, each with the reason in parentheses where there is one.
+        has_manifest: the trainer recorded the save in ``strata_manifest.json`` (readable or not).
+        checksums_verified: every file the manifest lists was read and matched its checksum.
+        damaged: the entries of ``missing`` found by the manifest (a file absent, of another size or
+            checksum than the save wrote; or the manifest itself unreadable).
     """
 
     path: Path
@@ -91,6 +104,9 @@ class CheckpointInfo:
     has_dataloader_state: bool
     files: tuple[str, ...]
     missing: tuple[str, ...]
+    has_manifest: bool = False
+    checksums_verified: bool = False
+    damaged: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -114,8 +130,13 @@ class CheckpointInfo:
         return bool(self.actor and self.actor.has_hf_weights)
 
 
-def describe_checkpoint(path: str | Path) -> CheckpointInfo:
-    """Read what ``path`` (a ``global_step_N`` folder) holds, from file names and archive end records only."""
+def describe_checkpoint(path: str | Path, checksums: bool = False) -> CheckpointInfo:
+    """Read what ``path`` (a ``global_step_N`` folder) holds, from file names, archive end records and sizes.
+
+    With ``checksums`` every file the step's manifest lists is also read and compared with its SHA-256
+    (seconds per GB): do it before loading the step. Raises `CheckpointError` only when ``path`` is not a
+    step folder at all, or for a damaged LoRA record (whose absence would silently change the export).
+    """
     path = Path(path)
     if not path.is_dir():
         raise CheckpointError(f"no checkpoint folder at {path}; pass an existing .../global_step_N folder")
@@ -137,9 +158,21 @@ def describe_checkpoint(path: str | Path) -> CheckpointInfo:
     has_data = (path / DATALOADER_FILE).is_file() and zipfile.is_zipfile(path / DATALOADER_FILE)
     if not has_data:
         missing.append(DATALOADER_FILE)
+    has_manifest, verified, damaged = (path / MANIFEST_FILE).is_file(), False, []
+    try:
+        recorded = read_manifest(path)
+    except ManifestError as error:
+        damaged.append(f"{MANIFEST_FILE} ({error})")
+        recorded = None
+    if recorded is not None:
+        damaged = manifest_problems(path, recorded, checksums)
+        verified = checksums and not damaged
+    named = {item.split(" (")[0] for item in missing}
+    missing += [item for item in damaged if item.split(" (")[0] not in named]
     files = tuple(sorted(str(file.relative_to(path)) for file in path.rglob("*") if file.is_file()))
     return CheckpointInfo(
-        path=path, step=step, roles=roles, has_dataloader_state=has_data, files=files, missing=tuple(missing)
+        path=path, step=step, roles=roles, has_dataloader_state=has_data, files=files, missing=tuple(missing),
+        has_manifest=has_manifest, checksums_verified=verified, damaged=tuple(damaged),
     )
 
 
@@ -147,31 +180,45 @@ def find_latest_checkpoint(checkpoint_root: str | Path) -> Path | None:
     """The ``global_step_N`` folder to resume from under ``checkpoint_root``, or None to start afresh.
 
     The pointer's step wins when that folder is complete. When the pointer is missing, unreadable or
-    names a step whose save was interrupted, the newest complete step is returned with a warning, so a
-    crash during a save costs one checkpoint interval, never the run. Never returns an incomplete step.
+    names a step whose save was interrupted or whose files are damaged (unreadable ``fsdp_config.json``, a
+    file that differs from the save's manifest), the newest complete step is returned with a warning, so
+    a crash during a save or a damaged file costs one checkpoint interval, never the run. Never returns
+    an incomplete step. The step returned had its checksums verified when it has a manifest.
     """
     root = Path(checkpoint_root)
     candidates = step_dirs(root)
     pointed = read_latest_pointer(root)
     if pointed is not None and pointed in candidates:
-        info = describe_checkpoint(candidates[pointed])
-        if info.complete:
+        info = _describe_for_resume(candidates[pointed])
+        if info is not None and info.complete:
             return info.path
-        logger.warning(
-            "%s names step %d but that save is incomplete (missing %s); looking for an older complete step",
-            root / POINTER_FILE, pointed, ", ".join(info.missing[:4]),
-        )
+        if info is not None:
+            logger.warning(
+                "%s names step %d but that save is incomplete or damaged (%s); looking for an older complete step",
+                root / POINTER_FILE, pointed, ", ".join(info.missing[:4]),
+            )
     elif pointed is not None:
         logger.warning("%s names step %d but %s does not exist", root / POINTER_FILE, pointed,
                        root / step_dir_name(pointed))
     for step in sorted(candidates, reverse=True):
-        if pointed is not None and step > pointed:
-            continue  # never resume past the last committed step
-        info = describe_checkpoint(candidates[step])
-        if info.complete:
+        if pointed is not None and step >= pointed:
+            continue  # never resume past the last committed step (the pointer's own step was judged above)
+        info = _describe_for_resume(candidates[step])
+        if info is not None and info.complete:
             logger.warning("resuming from %s, the newest complete checkpoint", info.path)
             return info.path
+        if info is not None:
+            logger.warning("skipping %s: incomplete or damaged (%s)", info.path, ", ".join(info.missing[:4]))
     return None
+
+
+def _describe_for_resume(step: Path) -> CheckpointInfo | None:
+    """``describe_checkpoint`` with checksums; None (with a warning) when the step cannot even be described."""
+    try:
+        return describe_checkpoint(step, checksums=True)
+    except CheckpointError as error:
+        logger.warning("skipping %s: %s", step, error)
+        return None
 
 
 def check_resumable(
@@ -196,7 +243,7 @@ def check_resumable(
             f"{path} is a checkpoint root, not a step: pass one of its global_step_N folders {hint}, "
             f"or use trainer.resume_mode=auto with trainer.default_local_dir={path}"
         )
-    info = describe_checkpoint(path)
+    info = describe_checkpoint(path, checksums=True)
     actor = info.actor
     if actor is None:
         raise CheckpointError(
@@ -208,7 +255,7 @@ def check_resumable(
         older = _newest_complete_sibling(path)
         hint = f"; resume from {older} instead" if older else ""
         raise CheckpointError(
-            f"{path} is incomplete (missing or truncated: {', '.join(info.missing[:4])}"
+            f"{path} is incomplete (missing, truncated or damaged: {', '.join(info.missing[:4])}"
             f"{', ...' if len(info.missing) > 4 else ''}), probably an interrupted save{hint}"
         )
     if actor.world_size != world_size:
@@ -248,7 +295,12 @@ def saved_dataloader_num_workers(data_file: str | Path) -> int:
     """
     import torch
 
-    state = torch.load(data_file, weights_only=True, map_location="cpu")
+    try:
+        state = torch.load(data_file, weights_only=True, map_location="cpu")
+    except Exception as error:  # noqa: BLE001 - torch reports a damaged archive as RuntimeError, pickle errors...
+        raise CheckpointError(f"cannot read {data_file}: {error_line(error)}; the file is damaged") from error
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{data_file} holds a {type(state).__name__}, not a dataloader state dict")
     if "_num_yielded" in state:
         return 0
     try:
@@ -272,11 +324,11 @@ def _describe_role(folder: Path) -> RoleInfo:
     fsdp_version: int | None = None
     world_size: int | None = None
     config_file = folder / FSDP_CONFIG_FILE
-    if config_file.is_file():
-        config = json.loads(config_file.read_text())
+    config, problem = _read_fsdp_config(config_file)
+    if config is not None:
         fsdp_version, world_size = config.get("FSDP_version"), config.get("world_size")
     else:
-        missing.append(FSDP_CONFIG_FILE)
+        missing.append(FSDP_CONFIG_FILE if problem is None else f"{FSDP_CONFIG_FILE} ({problem})")
         sizes = sorted({size for kind, size, _ in shards if kind == "model"})
         world_size = sizes[-1] if sizes else None
     has = {}
@@ -307,6 +359,25 @@ def _describe_role(folder: Path) -> RoleInfo:
     )
 
 
+def _read_fsdp_config(file: Path) -> tuple[dict | None, str | None]:
+    """verl's ``{"FSDP_version": 2, "world_size": W}``, or None and why not (None: the file is absent)."""
+    if not file.is_file():
+        return None, None
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return None, f"unreadable: {error}"
+    world_size = config.get("world_size") if isinstance(config, dict) else None
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
+        return None, "unreadable: no positive integer world_size"
+    return config, None
+
+
+def error_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
 def _lora_meta(folder: Path) -> LoraMeta | None:
     try:
         return read_lora_meta(folder)
@@ -330,6 +401,6 @@ def _shard_ranks(folder: Path, kind: str, expected: set[int], world_size: int | 
 def _newest_complete_sibling(path: Path) -> Path | None:
     step = parse_step(path)
     for other_step, other in sorted(step_dirs(path.parent).items(), reverse=True):
-        if other_step != step and describe_checkpoint(other).complete:
+        if other_step != step and (info := _describe_for_resume(other)) is not None and info.complete:
             return other
     return None

@@ -7,6 +7,8 @@ verl writes, under ``trainer.default_local_dir``::
     global_step_N/<role>/fsdp_config.json        {"FSDP_version": 2, "world_size": W}
     global_step_N/<role>/{model,optim,extra_state}_world_size_W_rank_R.pt
     global_step_N/<role>/huggingface/            config, tokenizer, chat template (+ weights if asked)
+    global_step_N/strata_manifest.json           strata's record of every file's size and SHA-256, written
+                                                 by the trainer after verl's save (`strata.checkpoint.manifest`)
 
 ``<role>`` is ``actor`` (and ``critic`` for PPO). Every tool here derives paths from these helpers so a
 change in verl's naming is a one-line fix.
@@ -21,6 +23,7 @@ POINTER_FILE = "latest_checkpointed_iteration.txt"
 DATALOADER_FILE = "data.pt"
 FSDP_CONFIG_FILE = "fsdp_config.json"
 HF_DIR = "huggingface"
+MANIFEST_FILE = "strata_manifest.json"
 ACTOR_DIR = "actor"
 SHARD_KINDS = ("model", "optim", "extra_state")
 

@@ -36,7 +36,7 @@ def write_latest_pointer(checkpoint_root: str | Path, step: int) -> Path:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, target)
-    _fsync_directory(root)
+    fsync_directory(root)
     logger.info("checkpoint pointer %s -> step %d", target, step)
     return target
 
@@ -57,7 +57,7 @@ def read_latest_pointer(checkpoint_root: str | Path) -> int | None:
         return None
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     """Persist the rename itself (POSIX); without it a power cut can forget the new pointer."""
     fd = os.open(directory, os.O_RDONLY)
     try:

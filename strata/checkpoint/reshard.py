@@ -7,8 +7,9 @@ param groups and the lr scheduler are copied, and each new rank r' takes the RNG
 ``r' mod W`` (there is no "right" RNG stream for a rank that did not exist). ``data.pt``, the Hugging Face
 config and tokenizer are copied as they are.
 
-The new step folder is assembled under a hidden name and renamed into place at the end, and the output
-root's pointer is written last, so an interrupted reshard never looks like a checkpoint.
+The source's checksums are verified first when it has a manifest (`strata.checkpoint.manifest`). The new
+step folder is assembled under a hidden name, gets its own manifest, and is renamed into place at the
+end, and the output root's pointer is written last, so an interrupted reshard never looks like a checkpoint.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import torch
 
 from strata.checkpoint.fsdp2 import load_shard, reshard_tree
 from strata.checkpoint.inspect import CheckpointError, describe_checkpoint
-from strata.checkpoint.layout import FSDP_CONFIG_FILE, parse_shard_file, shard_file_name
+from strata.checkpoint.layout import FSDP_CONFIG_FILE, MANIFEST_FILE, parse_shard_file, shard_file_name
+from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import read_latest_pointer, write_latest_pointer
 
 logger = logging.getLogger(__name__)
@@ -40,9 +42,9 @@ def reshard_checkpoint(checkpoint: str | Path, world_size: int, out_root: str | 
     """
     if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
-    info = describe_checkpoint(checkpoint)
+    info = describe_checkpoint(checkpoint, checksums=True)
     if not info.complete:
-        raise CheckpointError(f"{info.path} is incomplete (missing {', '.join(info.missing[:4])}); "
+        raise CheckpointError(f"{info.path} is incomplete or damaged (missing {', '.join(info.missing[:4])}); "
                               f"reshard a complete step instead (strata inspect-checkpoint lists them)")
     out_root = Path(out_root)
     destination = out_root / info.path.name
@@ -56,6 +58,7 @@ def reshard_checkpoint(checkpoint: str | Path, world_size: int, out_root: str | 
     try:
         for role in info.roles:
             _reshard_role(info.path / role.name, staging / role.name, role.world_size, world_size)
+        write_manifest(staging, step=info.step)
         os.replace(staging, destination)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -69,9 +72,12 @@ def reshard_checkpoint(checkpoint: str | Path, world_size: int, out_root: str | 
 
 
 def _skip_fsdp_files(step_dir: Path, role_names: set[str]) -> Callable[[str, list[str]], set[str]]:
-    """copytree filter leaving out the per-rank shards and fsdp_config.json of role folders (rewritten)."""
+    """copytree filter leaving out the per-rank shards and fsdp_config.json of role folders and the manifest
+    (all rewritten)."""
 
     def skip(folder: str, names: list[str]) -> set[str]:
+        if Path(folder) == step_dir:
+            return {MANIFEST_FILE} & set(names)
         if Path(folder).parent != step_dir or Path(folder).name not in role_names:
             return set()
         return {name for name in names if name == FSDP_CONFIG_FILE or parse_shard_file(name)}

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from strata.report.dumps import KINDS, SCHEMA, DumpError, dump_files, find_task, load_step, pick_step, rollouts_dir
+from strata.report.dumps import KINDS, SCHEMA, DumpError, dump_files, find_task, pick_step, read_step, rollouts_dir
 from strata.report.show import Node, task_summary, task_tree, to_text
 from strata.report.show_html import step_page
 
@@ -29,18 +29,23 @@ def run(args: argparse.Namespace) -> int:
         rollouts = rollouts_dir(args.run)
         steps = dump_files(rollouts, args.split)
         step = pick_step(steps, args.step, args.split, rollouts)
-        records = load_step(steps[step])
+        loaded = read_step(steps[step])
+        records = loaded.records
         where = f"{args.split} step {step}"
         if not records:
-            raise DumpError(f"the dump files of {where} hold no task")
+            skipped = f" ({loaded.skipped_line()})" if loaded.skipped else ""
+            raise DumpError(f"the dump files of {where} hold no readable task{skipped}")
         record = records[0] if args.task is None else find_task(records, args.task, where)
-        heading = f"{where}: {len(records)} task(s) from {len(steps[step])} file(s); steps with dumps: " + \
+        skipped = f", {loaded.skipped} damaged record(s) skipped" if loaded.skipped else ""
+        heading = f"{where}: {len(records)} task(s) from {len(steps[step])} file(s){skipped}; steps with dumps: " + \
             ", ".join(map(str, steps))
         title = f"strata show: {rollouts.parent.name} {where}" if args.html else None
         output = _render(records, record, heading, title, show_list=args.task is None)
     except DumpError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if loaded.skipped:
+        print(f"warning: {loaded.skipped_line()}", file=sys.stderr)
     if args.html:
         out = Path(args.html)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,14 @@ def _unknown_key_message(key: str, known: Sequence[str]) -> str:
     )
 
 
+def _parse_error_message(err) -> str:
+    """Hydra's override parse error (several lines, a caret under the column) as one line."""
+    lines = [line.strip() for line in err.message.splitlines()]
+    reason = next((line for line in lines if line and not line.startswith(("See ", "^"))), "not valid")
+    return (f"cannot parse the override {err.override!r}: {reason}; quote values with brackets, braces or "
+            f"spaces as Hydra's override grammar says (https://hydra.cc/docs/advanced/override_grammar/basic)")
+
+
 def load_config(
     config_name: str, overrides: Sequence[str] = (), config_dir: str | Path = CONFIG_DIR
 ) -> DictConfig:
@@ -66,13 +74,15 @@ def load_config(
     """
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import ConfigCompositionException, MissingConfigException
+    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 
     config_dir = Path(config_dir).resolve()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir), version_base=None):
         try:
             return compose(config_name=config_name, overrides=list(overrides))
+        except OverrideParseException as err:
+            raise ConfigError(_parse_error_message(err)) from err
         except MissingConfigException as err:
             names = sorted(p.stem for p in config_dir.glob("*.yaml"))
             raise ConfigError(f"No config {config_name!r} in {config_dir}; available: {names}") from err

@@ -58,16 +58,33 @@ def use_configured_platform(config: DictConfig) -> None:
 def save_run_config(config: DictConfig) -> Path | None:
     """Write the resolved config to ``run.dir/config.yaml``, so the run folder describes itself: `strata
     show`, `strata curve` and `strata model-card` need only ``--run-dir``. A resumed run rewrites it (its
-    overrides may differ); the previous one is kept as ``config.previous.yaml``."""
+    overrides may differ); the previous one is kept as ``config.previous.yaml``.
+
+    Both files are written to a temporary file in the same folder and renamed into place (``os.replace``), so
+    a crash or a full disk leaves the old file or the new one, never half a YAML file, and ``config.yaml``
+    exists at every moment once written.
+    """
     run_dir = OmegaConf.select(config, "run.dir")
     if not run_dir:
         return None
     path = Path(run_dir) / RUN_CONFIG
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_file():
-        path.replace(path.with_suffix(".previous.yaml"))
-    OmegaConf.save(config, path, resolve=True)
+        _replace_atomically(path.with_suffix(".previous.yaml"), path.read_bytes())
+    _replace_atomically(path, OmegaConf.to_yaml(config, resolve=True).encode("utf-8"))
     return path
+
+
+def _replace_atomically(path: Path, content: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             if "strata" in config:
                 check_strata(config)
-            validate_like_verl(config)
+            try:
+                validate_like_verl(config)
+            except (AssertionError, ValueError) as err:  # verl's start-up rules (ConfigError is a ValueError)
+                raise err if isinstance(err, ConfigError) else ConfigError(f"verl rejects the config: {err}") from err
             print(RESOLVED_CONFIG_MARKER)
             print(OmegaConf.to_yaml(config, resolve=True))
             return 0

@@ -8,7 +8,11 @@
    ``actor.ppo_mini_batch_size`` counts *tasks*, as verl counts prompts, and each optimizer step takes
    an equal share of the step's rows. The global mini-batch does not depend on the GPU count (spec §5).
 3. Validation metrics: the spec's per-subtask success table instead of verl's reward means.
-4. Checkpoints: the ``latest`` pointer is rewritten atomically after each save (see `strata.checkpoint`).
+4. Checkpoints: once verl's save of a step has returned, every file of the step is recorded (size and
+   SHA-256) in ``global_step_N/strata_manifest.json``, written last and atomically, and then the ``latest``
+   pointer is rewritten atomically (see `strata.checkpoint`). Resume, export and reshard check the files
+   against the manifest. With ``checkpoint.async_save`` verl returns before the files are written, so
+   neither is written then (verl itself leaves the pointer alone in that mode).
 
 One switch exists for the learning check only (design/TESTING.md): ``+strata_test.flip_advantage_sign=true``
 negates every advantage, the control run showing that success rises *because of* the advantages' sign.
@@ -24,6 +28,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
 import transfer_queue as tq
@@ -33,6 +38,8 @@ from transfer_queue import KVBatchMeta
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 
+from strata.checkpoint.layout import step_dir_name
+from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import write_latest_pointer
 from strata.trainer.metrics import strata_training_metrics, validation_metrics
 
@@ -99,9 +106,16 @@ class StrataTrainer(PPOTrainerSync):
             return super()._update_actor(batch, metrics)
 
     def _save_checkpoint(self) -> None:
-        # verl writes the "latest" pointer with a plain open("w"): rewrite it atomically once the step is saved.
         super()._save_checkpoint()
-        write_latest_pointer(self.config.trainer.default_local_dir, self.global_steps)
+        checkpoint = self.config.actor_rollout_ref.actor.get("checkpoint", {})
+        if checkpoint.get("async_save", False):
+            return  # the shards are still being written; verl's own pointer logic applies
+        # Record what the save wrote, then rewrite verl's plain open("w") pointer atomically: the manifest is
+        # the step's last file and the pointer the commit record. A crash between verl's pointer and the
+        # manifest leaves a step without one, which is judged as an older run's step (all its files are written).
+        root = self.config.trainer.default_local_dir
+        write_manifest(Path(root) / step_dir_name(self.global_steps), step=self.global_steps)
+        write_latest_pointer(root, self.global_steps)
 
     def _compute_advantage(self, batch: KVBatchMeta, metrics: dict) -> KVBatchMeta:
         data = tq.kv_batch_get(

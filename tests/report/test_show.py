@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import gzip
 import html
+import logging
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,12 +17,12 @@ import pytest
 from strata.cli import main
 from strata.core.config import StrataConfig
 from strata.envs.tasks import Task
-from strata.report.dumps import dump_files, load_step
+from strata.report.dumps import dump_files, load_step, read_file, read_step
 from strata.report.show import task_tree, to_text
 from strata.workflow.dump import DumpSettings, DumpWriter, task_record
 from strata.workflow.records import Generation, Step, StrategyCandidate, StrategyRollout, TaskRollout, Trajectory
 from strata.workflow.rows import group_advantages
-from tests.report.dump_fixture import JUDGE_TEXT, STRATEGY_A, full_task, write_dump, write_run
+from tests.report.dump_fixture import JUDGE_TEXT, STRATEGY_A, full_task, simple_task, write_dump, write_run
 
 
 @pytest.fixture()
@@ -145,18 +149,6 @@ def test_reads_what_the_trainer_writes(tmp_path: Path, capsys) -> None:
     assert "goal: find the book" in out and "trajectory 1: FAILED  reward 0.00  end step_limit  2 steps" in out
 
 
-def _truncate(run: Path) -> str:
-    path = run / "rollouts/train/step_000003-a.jsonl.gz"
-    path.write_bytes(path.read_bytes()[:-12])
-    return f"error: cannot read {path}: corrupt or truncated"
-
-
-def _not_gzip(run: Path) -> str:
-    path = run / "rollouts/train/step_000003-b.jsonl.gz"
-    path.write_bytes(b"not gzip at all\n")
-    return f"error: cannot read {path}: corrupt or truncated"
-
-
 def _other_schema(run: Path) -> str:
     path = run / "rollouts/train/step_000003-b.jsonl.gz"
     with gzip.open(path, "wt") as handle:
@@ -182,7 +174,7 @@ def _no_valid(run: Path) -> str:
 
 
 @pytest.mark.parametrize(("damage", "argv"), [
-    (_truncate, []), (_not_gzip, []), (_other_schema, []), (_missing_key, ["--task", "5"]), (_no_rollouts, []),
+    (_other_schema, []), (_missing_key, ["--task", "5"]), (_no_rollouts, []),
     (_no_valid, ["--split", "valid"]),
 ])
 def test_errors_are_one_line(run: Path, capsys, damage, argv: list[str]) -> None:
@@ -190,6 +182,62 @@ def test_errors_are_one_line(run: Path, capsys, damage, argv: list[str]) -> None
     code, out, err = show(capsys, str(run), *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(expected), err
+
+
+def test_a_half_written_last_member_skips_one_record_and_says_so(run: Path, capsys, caplog) -> None:
+    """A writer killed mid-append (its file's last gzip member has no end): the step is read, minus that task."""
+    caplog.set_level(logging.WARNING, logger="strata.report")
+    path = run / "rollouts/train/step_000003-a.jsonl.gz"  # two members: task 7 (new), then task 9
+    path.write_bytes(path.read_bytes()[:-12])
+    code, out, err = show(capsys, str(run))
+    assert code == 0
+    assert out.splitlines()[0] == ("train step 3: 2 task(s) from 2 file(s), 1 damaged record(s) skipped; "
+                                   "steps with dumps: 1, 3")
+    assert [line.split("  ")[1] for line in out.splitlines()[1:3]] == ["task 5", "task 7"]
+    assert err.count("\n") == 1
+    assert err.startswith("warning: skipped 1 damaged record(s) in 1 file(s) (step_000003-a.jsonl.gz)")
+    assert "skipped 1 damaged record(s)" in caplog.text
+    step = read_step(dump_files(run / "rollouts", "train")[3])
+    assert (step.skipped, step.damaged_files) == (1, [path])
+    assert {r["task"]["index"]: r["task_description"] for r in step.records}[7] == "NEW VERSION of task 7"
+
+
+def test_a_writer_killed_mid_append_leaves_a_readable_file(tmp_path: Path, capsys) -> None:
+    """The real thing: DumpWriter appends one member per task, then a process dies inside gzip's append."""
+    run = tmp_path / "run"
+    path = write_dump(run / "rollouts/train/step_000002-w.jsonl.gz",
+                      [simple_task("train", 2, index, f"task {index}") for index in range(3)], members=3)
+    killed = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import gzip, os, random, signal
+        handle = gzip.open({str(path)!r}, "at", encoding="utf-8")
+        handle.write('{{"schema": 1, "text": "' + "".join(random.choices("abcdefgh", k=1_000_000)) + '"')
+        handle.flush()  # the compressed bytes reach the file; the member's trailer never does
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)], capture_output=True, timeout=60)
+    assert killed.returncode == -9
+    with pytest.raises(EOFError):  # what the reader used to hit, refusing the whole step
+        gzip.decompress(path.read_bytes())
+    code, out, err = show(capsys, str(run))
+    assert code == 0 and out.startswith("train step 2: 3 task(s) from 1 file(s), 1 damaged record(s) skipped")
+    assert "warning: skipped 1 damaged record(s)" in err
+
+
+def test_a_file_that_is_not_gzip_is_skipped_and_counted(run: Path, capsys) -> None:
+    (run / "rollouts/train/step_000003-b.jsonl.gz").write_bytes(b"not gzip at all\n")
+    code, out, err = show(capsys, str(run))
+    assert code == 0 and out.startswith("train step 3: 2 task(s) from 2 file(s), 1 damaged record(s) skipped")
+    assert "(step_000003-b.jsonl.gz)" in err
+
+
+def test_a_corrupt_middle_member_loses_only_its_record(tmp_path: Path) -> None:
+    path = write_dump(tmp_path / "step_000001-w.jsonl.gz",
+                      [simple_task("train", 1, index, f"task {index}") for index in range(3)], members=3)
+    data = bytearray(path.read_bytes())
+    second = data.find(b"\x1f\x8b\x08", 1)
+    data[second + 20:second + 30] = bytes(10)  # inside the second member's deflate stream
+    path.write_bytes(bytes(data))
+    records, skipped = read_file(path)
+    assert [r["task"]["index"] for r in records] == [0, 2] and skipped == 1
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

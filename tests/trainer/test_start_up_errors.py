@@ -83,3 +83,28 @@ def test_a_bad_env_or_dump_key_stops_before_ray_starts(capsys, override, message
     # The agent loop reads these only inside Ray's workers; the dry run (no Ray) must already refuse them.
     err = run_main(capsys, "--config-name", "strata_trainer", "--dry-run", override)
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("config_name", "override", "message"), [
+    # strata's own check did `train_batch_size % ppo_mini_batch_size` on the string: a TypeError traceback
+    ("strata_trainer", "data.train_batch_size=abc", "data.train_batch_size='abc' must be a positive integer"),
+    ("smoke_grpo_cpu", "data.train_batch_size=abc", "data.train_batch_size='abc' must be an integer"),
+    ("smoke_grpo_cpu", "trainer.n_gpus_per_node=two", "trainer.n_gpus_per_node='two' must be an integer"),
+    # Hydra's override parser raised a multi-line OverrideParseException traceback
+    ("strata_trainer", "strata.delta_coef=[", "cannot parse the override 'strata.delta_coef=[': no viable alternative "
+                                              "at input '['; quote values"),
+])
+def test_a_malformed_value_is_one_line(capsys, config_name, override, message):
+    err = run_main(capsys, "--config-name", config_name, "--dry-run", override)
+    assert err.startswith(f"strata: {message}") and err.count("\n") == 1, err
+
+
+def test_verl_config_class_errors_are_one_line(capsys):
+    """verl builds its config dataclasses through Hydra: their assertion arrives as InstantiationException."""
+    err = run_main(capsys, "--config-name", "smoke_grpo_cpu", "--dry-run",
+                   "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null")
+    lines = [line for line in err.splitlines() if line.startswith("strata: ")]
+    assert lines == ["strata: verl rejects the config: [actor] Please set at least one of 'actor.ppo_micro_batch_size' "
+                     "or 'actor.ppo_micro_batch_size_per_gpu' if use_dynamic_bsz is not enabled. "
+                     "(full_key: actor_rollout_ref.actor)"]
+    assert "Traceback" not in err

@@ -20,6 +20,8 @@ def check_strata(config: DictConfig) -> None:
         StrataConfig.from_dict(config.strata)
     except ValueError as err:
         raise ConfigError(str(err)) from err
+    for key in ("data.train_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.rollout.n"):
+        require_positive_int(config, key)
     rollout = config.actor_rollout_ref.rollout
     if rollout.n != 1:
         raise ConfigError(
@@ -32,6 +34,14 @@ def check_strata(config: DictConfig) -> None:
             "(both count tasks)."
         )
     check_env_and_run(config)
+
+
+def require_positive_int(config: DictConfig, key: str) -> int:
+    """The value at dotted ``key``, which must be a positive integer; `ConfigError` naming the key otherwise."""
+    value = select(config, key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{key}={value!r} must be a positive integer")
+    return value
 
 
 def check_env_and_run(config: DictConfig) -> None:
@@ -53,14 +63,40 @@ def check_env_and_run(config: DictConfig) -> None:
         raise ConfigError(str(err)) from err
 
 
+# Counts verl's start-up validation does arithmetic on: a string there (`key=abc`) would be a TypeError.
+_VERL_INT_KEYS = (
+    "data.train_batch_size", "data.dataloader_num_workers", "trainer.nnodes", "trainer.n_gpus_per_node",
+    "trainer.total_epochs", "trainer.total_training_steps", "trainer.save_freq", "trainer.test_freq",
+    "actor_rollout_ref.rollout.n", "actor_rollout_ref.actor.ppo_mini_batch_size",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", "actor_rollout_ref.rollout.tensor_model_parallel_size",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+)
+
+
 def validate_like_verl(config: DictConfig) -> None:
     """The checks verl's own ``main_ppo`` runs before starting Ray (may set ``trainer.device``)."""
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
     from verl.utils.device import auto_set_device
 
+    for key in _VERL_INT_KEYS:
+        value = select(config, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(f"{key}={value!r} must be an integer")
     auto_set_device(config)
-    validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    from hydra.errors import InstantiationException
+
+    try:
+        validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    except InstantiationException as err:  # verl builds its config dataclasses through Hydra: the cause says why
+        cause = err.__cause__ or err
+        where = str(err).strip().splitlines()[-1] if str(err).strip() else ""
+        where = f" ({where})" if where.startswith("full_key:") else ""
+        raise ConfigError(f"verl rejects the config: {' '.join(str(cause).split())}{where}") from err
+    except TypeError as err:  # a value of the wrong type (`key=abc` for a number) fails verl's arithmetic
+        raise ConfigError(f"verl rejects the config: a value has the wrong type ({err}); "
+                          f"check the numbers given as overrides") from err
 
 
 def strata_keys(config: DictConfig) -> Iterator[tuple[Level, str]]:
@@ -75,6 +111,8 @@ def verl_validation(config: DictConfig) -> Iterator[tuple[Level, str]]:
     try:
         validate_like_verl(config)
     except (AssertionError, ValueError) as err:  # verl states its start-up rules as asserts and ValueErrors
+        if isinstance(err, ConfigError):
+            raise
         yield Level.ERROR, f"verl rejects the config: {err}"
         return
     yield Level.OK, "verl's start-up validation passed"
