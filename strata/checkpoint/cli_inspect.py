@@ -11,7 +11,10 @@ from strata.checkpoint.layout import parse_step, step_dirs
 from strata.checkpoint.pointer import read_latest_pointer
 from strata.cli_types import non_negative_int, positive_int
 
-EXAMPLE = "strata inspect-checkpoint ckpt --world-size 2 --dataloader-workers 0"
+EXAMPLE = ("strata inspect-checkpoint checkpoints/strata-alfworld-qwen2.5-1.5b "
+           "--world-size 2 --dataloader-workers 8\n"
+           "  # the 1.5B recipe's run: 2 GPUs, verl's default of 8 dataloader workers "
+           "(the resuming run must match both)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world-size", type=positive_int,
                         help="check that a run with this many ranks can resume (the latest step of a root)")
     parser.add_argument("--dataloader-workers", type=non_negative_int,
-                        help="the resuming run's data.dataloader_num_workers")
+                        help="check the resuming run's data.dataloader_num_workers against the checkpoint's "
+                             "(verl's default and every recipe's: 8; configs/smoke_grpo_cpu.yaml: 0); "
+                             "omitted: not checked")
 
 
 def run(args: argparse.Namespace) -> int:

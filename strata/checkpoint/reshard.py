@@ -108,12 +108,28 @@ def _reshard_role(source: Path, target: Path, old_size: int, new_size: int) -> N
     (target / FSDP_CONFIG_FILE).write_text(json.dumps(config, indent=4))
 
 
+def rng_copy_note(old_size: int, new_size: int) -> str:
+    """What resharding to more ranks does to the random-number state, in plain words (one line)."""
+    added = new_size - old_size
+    ranks = f"{old_size} GPU rank{'s' if old_size > 1 else ''}"
+    saved = f"the checkpoint was saved by {ranks} and the new run has {new_size}"
+    if added == 1:
+        new = f"the new rank {old_size} has no saved random-number state, so it starts from a copy of rank 0's"
+    elif old_size == 1:
+        new = (f"the new ranks 1 to {new_size - 1} have no saved random-number state, so each starts from a copy "
+               "of rank 0's")
+    else:
+        new = (f"the new ranks {old_size} to {new_size - 1} have no saved random-number state, so each starts from "
+               f"a copy of an old rank's (rank {old_size} from rank 0, rank {old_size + 1} from rank 1, and so on)")
+    return (f"note: {saved}: {new}. The model and optimizer are split exactly; only the copies' random draws "
+            "(e.g. dropout) repeat the original ranks' at first.")
+
+
 def _reshard_extra_state(sources: list[dict], target: Path, new_size: int) -> None:
     """lr scheduler state is global (checked equal across ranks); RNG state goes to rank ``r' mod W``."""
     old_size = len(sources)
     if new_size > old_size:
-        logger.warning("ranks %d to %d did not exist at world size %d: rank r reuses the RNG state of rank r mod %d",
-                       old_size, new_size - 1, old_size, old_size)
+        logger.warning("%s", rng_copy_note(old_size, new_size))
     shared = [{key: value for key, value in source.items() if key != "rng"} for source in sources]
     for rank in range(new_size):
         state = reshard_tree(shared, new_size, rank)

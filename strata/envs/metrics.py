@@ -65,11 +65,13 @@ class SuccessTable:
     def to_dict(self) -> dict[str, Any]:
         return {row.subtask: asdict(row) for row in self.rows()}
 
-    def format(self) -> str:
-        """A plain-text table, one line per subtask and a final average line."""
-        width = max(8, *(len(row.subtask) for row in self.rows()))
+    def format(self, played_only: bool = False) -> str:
+        """A plain-text table, one line per subtask and a final average line; ``played_only`` leaves out the
+        subtasks without episodes (`strata play --task-types`: the asked ones, not ScienceWorld's 30)."""
+        rows = [row for row in self.by_subtask if row.episodes or not played_only] + [self.overall]
+        width = max(8, *(len(row.subtask) for row in rows))
         lines = [f"{'subtask':<{width}} {'episodes':>8} {'wins':>6} {'success':>8} {'steps':>7}"]
-        for row in self.rows():
+        for row in rows:
             rate = "-" if row.success_rate is None else f"{100 * row.success_rate:7.1f}%"
             steps = "-" if row.mean_steps is None else f"{row.mean_steps:7.1f}"
             lines.append(f"{row.subtask:<{width}} {row.episodes:>8} {row.wins:>6} {rate:>8} {steps:>7}")

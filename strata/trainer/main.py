@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise err if isinstance(err, ConfigError) else ConfigError(f"verl rejects the config: {err}") from err
             print(RESOLVED_CONFIG_MARKER)
             print(OmegaConf.to_yaml(config, resolve=True))
+            from strata.trainer.dry_run import summary_lines
+
+            print(*summary_lines(config), sep="\n")
             return 0
         for warning in preflight(config):
             print(f"strata: warning: {warning.check}: {warning.message}", file=sys.stderr)

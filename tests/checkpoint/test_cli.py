@@ -54,3 +54,18 @@ def test_reshard_and_export_fail_with_one_line(tmp_path: Path, make_step, capsys
     (tmp_path / "full" / "x").write_text("x")
     assert main(["export", "--checkpoint", str(step), "--out", str(tmp_path / "full")]) == 2
     assert "not empty" in capsys.readouterr().err
+
+
+def test_inspect_checkpoint_s_example_resumes_a_recipe_run(tmp_path: Path, make_step, capsys) -> None:
+    """The help's example, on a checkpoint laid out as the 1.5B recipe's run saves it (2 ranks, verl's default of
+    8 dataloader workers), says resumable: it does not lead into the dataloader-workers error."""
+    import shlex
+
+    from strata.checkpoint.cli_inspect import EXAMPLE
+
+    command = shlex.split(EXAMPLE.splitlines()[0])
+    assert command[:2] == ["strata", "inspect-checkpoint"]
+    root = tmp_path / command[2]
+    make_step(root, 10, world_size=2, num_workers=8)
+    assert main(["inspect-checkpoint", str(root), *command[3:]]) == 0, capsys.readouterr().err
+    assert "resumable at world size 2" in capsys.readouterr().out

@@ -162,3 +162,17 @@ def test_refuses_a_non_fsdp2_layout(tmp_path: Path, make_step) -> None:
         torch.save({"w": torch.full((2,), float(rank))}, step / f"actor/model_world_size_2_rank_{rank}.pt")
     with pytest.raises(CheckpointError, match="differs between ranks"):
         reshard_checkpoint(step, 1, tmp_path / "out")
+
+
+@pytest.mark.parametrize(("old", "new", "says"), [
+    (1, 2, "saved by 1 GPU rank and the new run has 2: the new rank 1 has no saved random-number state, so it "
+           "starts from a copy of rank 0's."),
+    (2, 8, "the new ranks 2 to 7 have no saved random-number state, so each starts from a copy of an old rank's "
+           "(rank 2 from rank 0, rank 3 from rank 1, and so on)."),
+])
+def test_the_rng_note_says_in_plain_words_which_rank_copies_which(old: int, new: int, says: str) -> None:
+    from strata.checkpoint.reshard import rng_copy_note
+
+    note = rng_copy_note(old, new)
+    assert says in note and " mod " not in note and "did not exist" not in note
+    assert "model and optimizer are split exactly" in note

@@ -28,6 +28,16 @@ def test_play_walkthrough_wins_the_bundled_valid_split(
     assert len(report["episodes"]) == 12 and all(e["reason"] == "won" for e in report["episodes"])
 
 
+def test_play_prints_only_the_task_types_asked_for(
+    bundled_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRATA_CACHE", str(bundled_root.parent))
+    assert main(["play", "--policy", "walkthrough", "--bundled", "--split", "valid_seen", "--task-types", "pick,cool",
+                 "--num-workers", "1"]) == 0
+    table = capsys.readouterr().out.split("subtask")[1].split("end reasons")[0]
+    assert [line.split()[0] for line in table.strip().splitlines()[1:]] == ["pick", "cool", "average"]
+
+
 def test_make_games_then_play_any_generated_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "games"
     args = ["make-games", "--out", str(data), "--split", "valid_unseen", "--count", "3", "--seed", "11"]

