@@ -1,0 +1,34 @@
+"""`strata build-alfworld-agent` end to end at toy size: games, traces, tokenizer, warm start, evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from strata.cli import main
+
+
+@pytest.mark.slow
+def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
+    out = tmp_path / "agent"
+    assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
+                 "--orders-per-game", "1", "--steps", "3"]) == 0
+    manifest = json.loads((out / "agent.json").read_text())
+    assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
+    assert manifest["expert"]["traces"] == 3 and manifest["expert"]["won"] >= 1
+    assert manifest["examples"]["strategy"] == manifest["expert"]["won"]
+    assert 0.0 <= manifest["held_out_success"] <= 1.0
+    assert set(manifest["seconds"]) == {"games", "traces", "warm_start", "evaluation"}
+    for name in ("train.parquet", "valid_seen.parquet", "model/config.json", "model/tokenizer.json"):
+        assert (out / name).is_file(), name
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(out / "model")
+    assert len(tokenizer) <= 2048 and AutoConfig.from_pretrained(out / "model").vocab_size >= len(tokenizer)
+    printed = capsys.readouterr().out
+    assert f"agent written to {out / 'model'}" in printed and "held-out success" in printed
+    # The held-out games are not the training games.
+    train, valid = ({p.read_bytes() for p in (out / "data/json_2.1.1" / split).rglob("game.tw-pddl")}
+                    for split in ("train", "valid_seen"))
+    assert train and valid and not train & valid
