@@ -5,7 +5,9 @@
 # agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
 # before training and every TEST_FREQ steps (spec §3: one strategy, one episode per game, T=0.7).
 # The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
-# ALFWorld), 15-step episodes, L_max 96. Extra Hydra overrides pass through ("$@").
+# ALFWorld), 15-step episodes, L_max 96; the learning check's learning rate (1e-3); strategies selected with
+# the default encoder (all-MiniLM-L6-v2: a bag of words cannot tell two search orders apart).
+# Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,11 +52,10 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=16 \
-  actor_rollout_ref.actor.optim.lr=1e-4 \
+  actor_rollout_ref.actor.optim.lr=1e-3 \
   ++strata.trajectory_rows=per_step \
   ++strata.prompts.history_window=2 \
   strata.max_tokens_per_response=96 \
-  strata.diversity.embedder=hashed_bow \
   env.max_steps=15 \
   env.num_workers=2 \
   trainer.total_training_steps="$STEPS" \
