@@ -69,10 +69,10 @@ class AgentRecipe:
     """What `build_alfworld_agent` builds; every field is recorded in ``agent.json``."""
 
     task_types: tuple[str, ...] = ("pick",)
-    train_games: int = 240
+    train_games: int = 200
     valid_games: int = 100
     game_seed: int = 0
-    orders_per_game: int = 3
+    orders_per_game: int = 2
     slip_rate: float = 0.15
     max_steps: int = 15
     history_window: int = 2
