@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from strata.report.dumps import KINDS, SCHEMA, DumpError, dump_files, find_task, pick_step, read_step, rollouts_dir
-from strata.report.show import Node, task_summary, task_tree, to_text
+from strata.report.show import Node, step_summary, task_summary, task_tree, to_text
 from strata.report.show_html import step_page
 
 EXAMPLE = "strata show outputs/run --step 3 --task 5   |   strata show outputs/run --split valid --html valid.html"
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         heading = f"{where}: {len(records)} task(s) from {len(steps[step])} file(s){skipped}; steps with dumps: " + \
             ", ".join(map(str, steps))
         title = f"strata show: {rollouts.parent.name} {where}" if args.html else None
-        output = _render(records, record, heading, title, show_list=args.task is None)
+        output = _render(records, record, heading, title, show_list=args.task is None, env=run_env(rollouts))
     except DumpError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -56,13 +56,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(records: list[dict], record: dict, heading: str, html_title: str | None, show_list: bool) -> str:
+def run_env(rollouts: Path) -> str | None:
+    """The run's ``env.name`` from the config.yaml the trainer writes beside rollouts/; None without one."""
+    import yaml
+
+    try:
+        config = yaml.safe_load((rollouts.parent / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    env = config.get("env") if isinstance(config, dict) else None
+    return str(env["name"]) if isinstance(env, dict) and env.get("name") else None
+
+
+def _render(records: list[dict], record: dict, heading: str, html_title: str | None, show_list: bool,
+            env: str | None = None) -> str:
     """The HTML page of the step (``html_title`` given) or the terminal text; a missing key is a DumpError."""
     try:
         if html_title is not None:
-            return step_page(records, html_title)
+            return step_page(records, html_title, env)
         colour = sys.stdout.isatty()
-        listing = to_text(Node([(heading, "head")], [Node(task_summary(r)) for r in records]), colour) + "\n\n"
-        return (listing if show_list else "") + to_text(task_tree(record), colour)
+        listing = to_text(Node([(heading, "head")], [Node(task_summary(r, env)) for r in records]), colour) + "\n"
+        listing += to_text(step_summary(records), colour) + "\n\n"
+        return (listing if show_list else "") + to_text(task_tree(record, env), colour)
     except KeyError as error:
         raise DumpError(f"a record has no key {error}: not a schema-{SCHEMA} dump") from error

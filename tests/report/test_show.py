@@ -42,9 +42,40 @@ def test_lists_the_latest_step_and_renders_its_first_task(run: Path, capsys) -> 
     lines = out.splitlines()
     assert lines[0] == "train step 3: 3 task(s) from 2 file(s); steps with dumps: 1, 3"
     assert [line.split("  ")[1] for line in lines[1:4]] == ["task 5", "task 7", "task 9"]
-    assert "task 5  heat  pick_heat_then_place_in_recep  won 1/3  /data/" in lines[1]
-    assert lines[5].startswith("task 5  heat")  # then task 5 rendered
+    # the game's path inside its data folder (the folder holding json_2.1.1/), not the absolute one
+    assert lines[1].endswith("task 5  heat  pick_heat_then_place_in_recep  won 1/3  json_2.1.1/train/"
+                             "pick_heat_then_place_in_recep-Egg-None-GarbageCan-11/trial_T1/game.tw-pddl")
+    assert lines[4:10] == [
+        "step summary",
+        "  success  won 3 of 5 episodes (60.0%) in 3 task(s)",
+        "  malformed  2 of 11 replies (18.2%): 1 of 4 strategy candidates, 1 of 7 action replies",
+        "  flagged steps  1 of 5 judged steps (20.0%) in 2 judged episode(s); 0 judgment(s) UNPARSED",
+        "  zero-advantage groups  strategy level 1 of 2 task(s) (every A(z) 0); trajectory level 0 of 3 group(s) "
+        "(every A(tau) 0)",
+        "  game files  relative to the data folder /data",
+    ]
+    assert lines[11].startswith("task 5  heat")  # then task 5 rendered
     assert "\033[" not in out  # not a terminal: no colour codes
+
+
+def test_the_step_summary_of_validation_dumps_counts_no_advantages(run: Path, capsys) -> None:
+    code, out, _ = show(capsys, str(run), "--split", "valid")
+    assert code == 0
+    assert "  flagged steps  no judged episode (the judge is off, or validation)" in out.splitlines()
+    assert ("  zero-advantage groups  none to count: these records carry no advantages (validation)"
+            in out.splitlines())
+
+
+def test_a_magic_word_game_is_labelled_as_such() -> None:
+    from strata.report.show import task_label
+
+    game = {"game_file": "/root/.cache/games/train/0/game.json", "task_type": "pick_and_place_simple",
+            "subtask": "pick", "split": "train"}
+    assert task_label(game, "magic_word") == task_label(game) == "magic-word game"
+    alfworld = {**game, "game_file": "/data/json_2.1.1/train/pick_and_place_simple-X/trial_1/game.tw-pddl"}
+    assert task_label(alfworld, "alfworld") == task_label(alfworld) == "pick  pick_and_place_simple"
+    sciworld = {**game, "game_file": "sciworld:boil:3", "task_type": "boil", "subtask": "boil"}
+    assert task_label(sciworld, "sciworld") == "boil"
 
 
 def test_renders_candidates_strategies_and_transcripts(run: Path, capsys) -> None:
