@@ -66,7 +66,7 @@ echo
 echo "== validation success rate per step (32 valid_seen games, one strategy and one episode per task) =="
 $PY -m strata.cli curve --run-dir "$OUT"
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed 0 --split valid_seen --out "$OUT/eval" >/dev/null
-$PY -m strata.cli model-card --run-dir "$OUT" --name "$(basename "$OUT")"
+$PY -m strata.cli model-card --run-dir "$OUT"   # titled by trainer.experiment_name
 echo
 echo "curve:        $OUT/curve/curve.png (table: $OUT/curve/curve.md)"
 echo "model card:   $OUT/model-card/README.md"

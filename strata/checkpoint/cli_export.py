@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 
-from strata.checkpoint.export import export_hf
+from strata.checkpoint.export import TRAINING_STATE_DIR, export_hf
 from strata.checkpoint.inspect import CheckpointError
 
 EXAMPLE = "strata export --checkpoint ckpt/global_step_150 --out release/strata-qwen2.5-1.5b --release"
@@ -23,10 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    started = time.perf_counter()
     try:
         out = export_hf(args.checkpoint, args.out, release=args.release, max_shard_size=args.max_shard_size)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"exported to {out}")
+    state = f", with {TRAINING_STATE_DIR}/ to resume from" if args.release else ""
+    print(f"exported {args.checkpoint} to {out}{state} in {time.perf_counter() - started:.1f} s")  # the one line
     return 0

@@ -91,7 +91,7 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
         training_state = out / TRAINING_STATE_DIR
         shutil.copytree(info.path, training_state / info.path.name)
         write_latest_pointer(training_state, info.step)
-    logger.info("exported %s (world size %s%s) to %s in %.1f s", info.path, actor.world_size,
+    logger.debug("exported %s (world size %s%s) to %s in %.1f s", info.path, actor.world_size,
                 f", LoRA rank {actor.lora.rank} merged" if actor.lora else "", out, time.perf_counter() - started)
     return out
 

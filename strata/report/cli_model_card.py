@@ -10,7 +10,7 @@ from pathlib import Path
 from strata.checkpoint.inspect import CheckpointError
 from strata.report.config_resolve import ConfigSource
 from strata.report.curve import SUCCESS_KEY
-from strata.report.model_card import write_model_card
+from strata.report.model_card import DEFAULT_LICENSE, write_model_card
 from strata.report.schema import EvalSchemaError
 
 EXAMPLE = ("strata model-card --run-dir outputs/demo/learning\n"
@@ -23,9 +23,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval", nargs="+",
                         help="a report JSON from `strata report-eval`, or per-seed evaluation JSONs (default: the "
                              "run folder's eval/eval_seed*.json, as the tiny recipes write them)")
-    parser.add_argument("--out", help="README.md to write, normally inside the release folder "
-                                      "(default: RUN/model-card/README.md)")
-    parser.add_argument("--name", help="model name for the title (default: the release folder's name)")
+    parser.add_argument("--out", help="README.md to write, normally inside the release folder that `strata export` "
+                                      "wrote (default: RUN/model-card/README.md, the card and curve alone)")
+    parser.add_argument("--name", help="model name for the title (default: the run's trainer.experiment_name)")
+    parser.add_argument("--license", help="the card's `license:` for the Hub, a Hub license id (default: the base "
+                                          "model's, read from its local folder's README.md when there is one, "
+                                          f"else {DEFAULT_LICENSE}, the license of Qwen2.5-1.5B/7B-Instruct that "
+                                          "the recipes start from)")
+    parser.add_argument("--base-model", metavar="ORG/NAME",
+                        help="the card's `base_model:` Hub id (default: the run's model path when it is a Hub id "
+                             "or a Hub cache folder; a local model of its own gets none)")
     parser.add_argument("--recipe", help="the recipe's config name (or resolved .yaml) to list differences from")
     parser.add_argument("--recipe-overrides", nargs="*", default=[], metavar="KEY=VALUE",
                         help="the recipe's Hydra overrides")
@@ -44,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or Path(args.run_dir) / "model-card" / "README.md"
     try:
         out = write_model_card(args.run_dir, evaluations, out, recipe=recipe, name=args.name,
-                               metric=args.metric, logs=args.log, config=args.config)
+                               metric=args.metric, logs=args.log, config=args.config, license_id=args.license,
+                               base_model=args.base_model)
     except (EvalSchemaError, CheckpointError, KeyError, ValueError, FileNotFoundError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2

@@ -10,6 +10,10 @@ weights with the same algorithm (docs/algorithm.md §5); the model card names th
 
 ``INFRASTRUCTURE_PATTERNS`` is that documented list. Patterns are ``fnmatch`` globs over the dotted key,
 where ``*`` also spans dots.
+
+A key whose two values name two existing files with the same bytes (a prompt preset file, ``strata.prompts.
+preset=OUT/prompts.yaml``, written once per output folder) is the same input at another location: it
+counts as infrastructure whatever the key. Files that differ stay in the key's own class.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from strata.report.markdown import markdown_table
@@ -158,8 +163,23 @@ def diff_configs(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label
     for key in keys:
         value_a, value_b = a.get(key, ABSENT), b.get(key, ABSENT)
         if not _same(value_a, value_b):
-            deltas.append(KeyDelta(key=key, a=value_a, b=value_b, kind=classify_key(key)))
+            kind = classify_key(key)
+            if kind == ALGORITHM and same_file_content(value_a, value_b):
+                kind = INFRASTRUCTURE
+            deltas.append(KeyDelta(key=key, a=value_a, b=value_b, kind=kind))
     return ConfigDiff(label_a=label_a, label_b=label_b, total_keys=len(keys), deltas=tuple(deltas))
+
+
+def same_file_content(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are paths of two existing files with identical bytes (one file at two places)."""
+    if not (isinstance(a, str) and isinstance(b, str)) or "/" not in a + b:
+        return False
+    try:
+        first, second = Path(a), Path(b)
+        return (first.is_file() and second.is_file() and first.stat().st_size == second.stat().st_size
+                and first.read_bytes() == second.read_bytes())
+    except OSError:
+        return False
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -4,10 +4,17 @@ Every number on the card is read, at the time the card is written, from the run'
 curve), the evaluation JSONs (final table), the run's resolved config (hyperparameters, protocol) and the
 release folder itself (files, training state). Nothing is typed by hand, so a card cannot drift from
 the run it describes; re-running the command after a new evaluation updates it.
+
+The YAML front matter carries what the Hugging Face Hub reads: ``license`` (given, else the base model's
+own when its local folder says, else ``apache-2.0``: `DEFAULT_LICENSE`) and ``base_model`` (a Hub id: the
+run's model path when it is one, the ``models--org--name`` of a Hub cache folder, or ``--base-model``). The
+loading snippet is printed only when the card's folder holds the weights; otherwise the card says where
+the run's checkpoints are and how to export them next to it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -30,6 +37,11 @@ logger = logging.getLogger(__name__)
 
 CURVE_IMAGE = "training_curve.png"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_CACHE_FOLDER = re.compile(r"^models--([A-Za-z0-9][\w.-]*)--([\w.-]+)$")  # huggingface_hub's cache layout
+# The license of Qwen2.5-1.5B-Instruct and Qwen2.5-7B-Instruct, the base models of the recipes.
+DEFAULT_LICENSE = "apache-2.0"
+_WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+SHIPPED_PRESETS = "strata/core/prompts"
 # StraTA's keys and the symbols the paper uses for them (docs/algorithm.md §1); other strata.* keys get none.
 STRATA_SYMBOLS: dict[str, str] = {
     "strata.num_stras_per_run": "N",
@@ -112,6 +124,11 @@ class CardInputs:
         release_files: (relative path, bytes) of every file in the release folder.
         training_state: the step folder under ``training_state/`` of the release, if there is one.
         curve_image: the plot's file name next to the README, if written.
+        license: the front matter's ``license`` (a Hub license id).
+        base_model: the base model's Hub id for the front matter; None when it is not on the Hub.
+        release_path: the card's folder as the user named it (the loading snippet's path).
+        has_weights: whether that folder holds a loadable model (config.json and weights).
+        latest_checkpoint: the run's newest complete ``global_step_N``, for the export hint; None if none.
     """
 
     name: str
@@ -122,6 +139,11 @@ class CardInputs:
     release_files: tuple[tuple[str, int], ...]
     training_state: CheckpointInfo | None
     curve_image: str | None
+    license: str = DEFAULT_LICENSE
+    base_model: str | None = None
+    release_path: str = "."
+    has_weights: bool = False
+    latest_checkpoint: str | None = None
 
 
 def render_model_card(inputs: CardInputs) -> str:
@@ -148,8 +170,14 @@ def write_model_card(
     metric: str = SUCCESS_KEY,
     logs: Sequence[str | Path] = (),
     config: str | Path | None = None,
+    license_id: str | None = None,
+    base_model: str | None = None,
 ) -> Path:
-    """Read the run's files, plot the curve next to ``out`` and write the card to ``out`` (a README.md)."""
+    """Read the run's files, plot the curve next to ``out`` and write the card to ``out`` (a README.md).
+
+    ``name`` defaults to the run's ``trainer.experiment_name``; ``license`` to the base model's (read from its
+    local folder) or `DEFAULT_LICENSE` (``license_id``); ``base_model`` (a Hub id) to what the run's model path says.
+    """
     run = discover_run(run_dir, config=config, logs=tuple(logs))
     run_config = resolve_config(ConfigSource(str(run.config)))
     curve = extract_curve(read_metrics(run.logs), metric)
@@ -161,10 +189,15 @@ def write_model_card(
     out = Path(out)
     release = out.parent
     release.mkdir(parents=True, exist_ok=True)
-    plot_curve(curve, release / CURVE_IMAGE, title=name or release.name)
+    name = name or str(run_config.get("trainer.experiment_name") or release.resolve().name)
+    plot_curve(curve, release / CURVE_IMAGE, title=f"{name}: {_algorithm(run_config)} on "
+                                                   f"{environment_of(run_config).name}")
     training_state = find_latest_checkpoint(release / TRAINING_STATE_DIR)
+    model_path = str(run_config.get("actor_rollout_ref.model.path") or "")
+    checkpoints = run_config.get("trainer.default_local_dir")
+    latest = find_latest_checkpoint(checkpoints) if checkpoints and Path(str(checkpoints)).is_dir() else None
     inputs = CardInputs(
-        name=name or release.resolve().name,
+        name=name,
         config=run_config,
         curve=curve,
         evaluation=evaluation,
@@ -172,21 +205,109 @@ def write_model_card(
         release_files=_list_files(release, skip=out),
         training_state=describe_checkpoint(training_state) if training_state else None,
         curve_image=CURVE_IMAGE,
+        license=license_id or base_model_license(model_path) or DEFAULT_LICENSE,
+        base_model=base_model or hub_id_of(model_path),
+        release_path=str(release),
+        has_weights=holds_weights(release),
+        latest_checkpoint=str(latest) if latest else None,
     )
     out.write_text(render_model_card(inputs))
-    logger.info("model card written to %s", out)
     return out
 
 
+def hub_id_of(model_path: str) -> str | None:
+    """The Hub id a model path stands for: the path itself when it is an id (not a local folder), the
+    ``models--org--name`` folder of a Hugging Face cache snapshot, else None (a local model of its own)."""
+    if not model_path:
+        return None
+    if _HUB_ID.match(model_path) and not Path(model_path).exists():
+        return model_path
+    for part in reversed(Path(model_path).parts):
+        match = _HUB_CACHE_FOLDER.match(part)
+        if match:
+            return f"{match.group(1)}/{match.group(2)}"
+    return None
+
+
+def base_model_license(model_path: str) -> str | None:
+    """The ``license:`` of the base model's own README front matter, when its folder is here."""
+    readme = Path(model_path) / "README.md" if model_path else None
+    if readme is None or not readme.is_file():
+        return None
+    text = readme.read_text(encoding="utf-8", errors="replace")
+    front = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
+    match = re.search(r"^license:\s*([\w.-]+)\s*$", front, flags=re.M)
+    return match.group(1) if match else None
+
+
+def holds_weights(folder: Path) -> bool:
+    """Whether ``folder`` is a loadable Hugging Face model: a config.json and weight files."""
+    return (folder / "config.json").is_file() and any(any(folder.glob(pattern)) for pattern in _WEIGHT_FILES)
+
+
+def is_cpu_run(config: dict[str, Any]) -> bool:
+    """The run used verl's cpu platform (``+platform=cpu``), where ``n_gpus_per_node`` counts worker processes."""
+    return (config.get("ray_kwargs.ray_init.runtime_env.env_vars.VERL_PLATFORM") == "cpu"
+            or config.get("trainer.device") == "cpu")
+
+
+def platform_line(config: dict[str, Any]) -> str:
+    per_node, nodes = config.get("trainer.n_gpus_per_node", "?"), config.get("trainer.nnodes", 1)
+    if is_cpu_run(config):
+        return f"CPU (verl's cpu platform, no GPU): {per_node} worker process(es) x {nodes} node(s)"
+    return f"{per_node} GPU(s) per node x {nodes} node(s)"
+
+
+def prompts_source(preset: str) -> str:
+    """Where the run's prompt templates are: a shipped preset's file, or the run's own preset file."""
+    if "/" in preset or preset.endswith((".yaml", ".yml")):
+        return f"`{preset}` (the run's own preset file)"
+    return f"`{SHIPPED_PRESETS}/{preset}.yaml`"
+
+
+def _algorithm(config: dict[str, Any]) -> str:
+    return "GRPO" if is_grpo(config) else "StraTA"
+
+
 def _front_matter(inputs: CardInputs) -> str:
-    base = inputs.config.get("actor_rollout_ref.model.path")
     tags = ["reinforcement-learning", "llm-agent", environment_of(inputs.config).tag,
             "grpo" if is_grpo(inputs.config) else "strata", "verl"]
-    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation", f"tags: [{', '.join(tags)}]"]
-    if isinstance(base, str) and _HUB_ID.match(base):
-        lines.append(f"base_model: {base}")  # a Hub id (org/name), not a local path
-    lines.append("---")
+    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation", f"license: {inputs.license}"]
+    if inputs.base_model:
+        lines.append(f"base_model: {inputs.base_model}")  # a Hub id (org/name), never a local path
+    else:
+        model = inputs.config.get("actor_rollout_ref.model.path")
+        lines.append(f"# base_model: none on the Hub: the run started from the local folder {model} "
+                     "(strata model-card --base-model ORG/NAME names one)")
+    lines += [f"tags: [{', '.join(tags)}]", "---"]
     return "\n".join(lines)
+
+
+def _base_model_cell(inputs: CardInputs) -> str:
+    path = str(inputs.config.get("actor_rollout_ref.model.path"))
+    hub = inputs.base_model
+    link = f"[{hub}](https://huggingface.co/{hub})" if hub else None
+    if hub and path == hub:
+        return link
+    folder = Path(path)
+    if not folder.is_dir():
+        where = "a local path not present on this machine"
+    else:
+        from strata.trainer.checks.model import parameter_count
+
+        described = []
+        config_file = folder / "config.json"
+        if config_file.is_file():
+            architectures = json.loads(config_file.read_text()).get("architectures") or []
+            described += [str(a) for a in architectures[:1]]
+            params = parameter_count(folder)
+            if params:
+                described.append(f"{params / 1e9:.2f}B parameters" if params >= 1e8 else f"{params / 1e6:.2f}M "
+                                                                                          "parameters")
+        where = "a local folder" + (f" ({', '.join(described)})" if described else "")
+    if link:
+        return f"{link}, loaded from {where}: `{path}`"
+    return f"{where}, not a Hub model: `{path}`"
 
 
 def _summary(inputs: CardInputs) -> str:
@@ -197,9 +318,11 @@ def _summary(inputs: CardInputs) -> str:
     environment = environment_of(config)
     algorithm = "GRPO (flat baseline)" if is_grpo(config) else "StraTA"
     rows = [
-        ["base model", f"`{config.get('actor_rollout_ref.model.path')}`"],
+        ["base model", _base_model_cell(inputs)],
         ["training", f"{algorithm} on {environment.name}, {last_step} logged steps"
                      + (f" of {total} configured" if total is not None else "")],
+        ["platform", platform_line(config)],
+        ["prompts", prompts_source(str(config.get("strata.prompts.preset", "alfworld")))],
         [f"success rate on `{report.split}`", f"{PERCENT.mean_std(overall)} % ({len(report.seeds)} seed(s), "
                                               f"{overall.num_tasks} tasks)"],
         ["format rate", _plain(report.format_rate.mean, 3)],
@@ -214,7 +337,8 @@ def _summary(inputs: CardInputs) -> str:
         rows.append(["evaluated checkpoint", f"step {report.step}"])
     method = ("the flat GRPO baseline (one group of episodes per task, no strategy)" if is_grpo(config)
               else "StraTA (hierarchical GRPO over strategies and trajectories)")
-    text = (f"# {inputs.name}\n\nA language-model agent for {environment.description} trained with {method} "
+    title = f"{inputs.name}: {_algorithm(config)} on {environment.name}"
+    text = (f"# {title}\n\nA language-model agent for {environment.description} trained with {method} "
             f"on verl.\n\n" + markdown_table(["", ""], rows, align_right_from=2))
     if inputs.training_state and report.step is not None and inputs.training_state.step != report.step:
         text += (f"\n\n> Note: the evaluated checkpoint is step {report.step} but `training_state/` holds step "
@@ -257,6 +381,7 @@ def _training_curve(inputs: CardInputs) -> str:
 
 
 def _hyperparameters(config: dict[str, Any]) -> str:
+    """StraTA's keys and the optimisation keys; on the cpu platform ``n_gpus_per_node`` says it counts processes."""
     strata_keys = [key for key in config if key.startswith("strata.")]
     parts = ["## Hyperparameters"]
     if strata_keys:
@@ -265,7 +390,9 @@ def _hyperparameters(config: dict[str, Any]) -> str:
                      + markdown_table(["key", "symbol", "value"], rows, align_right_from=2))
     else:
         parts.append("The run's config has no `strata.*` keys (not a StraTA run).")
-    rows = [[f"`{key}`", _value(config[key])] for key in OPTIMISATION_KEYS if key in config]
+    rows = [[f"`{key}`", _value(config[key]) + (" (worker processes: CPU run, no GPU)"
+                                                if key == "trainer.n_gpus_per_node" and is_cpu_run(config) else "")]
+            for key in OPTIMISATION_KEYS if key in config]
     parts.append("Optimisation and rollout (verl):\n\n" + markdown_table(["key", "value"], rows, align_right_from=1))
     return "\n\n".join(parts)
 
@@ -279,16 +406,19 @@ def _differences(diff: ConfigDiff | None) -> str:
 
 
 def _usage(inputs: CardInputs) -> str:
-    preset = inputs.config.get("strata.prompts.preset", "alfworld")
+    if not inputs.has_weights:
+        return _no_weights(inputs)
+    preset = str(inputs.config.get("strata.prompts.preset", "alfworld"))
+    prompts = prompts_source(preset).replace("`", "")
     text = f"""## Usage
 
 ```python
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-path = "{inputs.name}"  # this folder, or its Hub id
+path = "{inputs.release_path}"  # this folder, or its Hub id once uploaded
 tokenizer = AutoTokenizer.from_pretrained(path)
 model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
-messages = [{{"role": "user", "content": "..."}}]  # the run's prompts: strata/core/prompts/{preset}.yaml
+messages = [{{"role": "user", "content": "..."}}]  # the run's prompts: {prompts}
 inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
 output = model.generate(**inputs, max_new_tokens=512, do_sample=True, temperature=0.7, top_p=0.8, top_k=20)
 print(tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True))
@@ -300,6 +430,26 @@ print(tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_to
                  f"trainer.resume_mode=auto trainer.default_local_dir=<this folder>/training_state ...\n"
                  f"# on another number of GPUs, first: strata reshard --checkpoint "
                  f"<this folder>/training_state/global_step_{state.step} --world-size W --out NEW_ROOT\n```")
+    return text
+
+
+def _no_weights(inputs: CardInputs) -> str:
+    """What to do when the card's folder holds no model: where the run's weights are and how to export them."""
+    text = ("## Weights\n\nThis folder holds the card and its curve only, not the model's weights, so there is "
+            "nothing to load from it.")
+    save_freq = inputs.config.get("trainer.save_freq")
+    if inputs.latest_checkpoint:
+        text += (f" The run's newest checkpoint is `{inputs.latest_checkpoint}`; export it as a Hugging Face "
+                 f"model and write the card beside it:\n\n```bash\nstrata export --checkpoint "
+                 f"{inputs.latest_checkpoint} --out RELEASE --release\nstrata model-card --run-dir RUN_DIR "
+                 f"--out RELEASE/README.md\n```")
+    elif isinstance(save_freq, int) and save_freq <= 0:
+        text += f" The run saved no checkpoint (`trainer.save_freq={save_freq}`), so its weights were not kept."
+    else:
+        where = inputs.config.get("trainer.default_local_dir")
+        text += (f" No complete checkpoint was found in the run's checkpoint folder `{where}` when this card was "
+                 "written; once there is one, `strata export --checkpoint .../global_step_N --out RELEASE` writes "
+                 "the model, and `strata model-card --out RELEASE/README.md` the card beside it.")
     return text
 
 

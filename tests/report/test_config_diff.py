@@ -32,6 +32,21 @@ def test_algorithm_keys(key: str) -> None:
     assert classify_key(key) == ALGORITHM
 
 
+def test_a_preset_file_copied_elsewhere_is_infrastructure_a_changed_one_is_not(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "prompts.yaml").write_text("strategy: '{observation}'\n")
+    (tmp_path / "changed.yaml").write_text("strategy: 'other {observation}'\n")
+    run = {"strata.prompts.preset": str(tmp_path / "b" / "prompts.yaml")}
+    [moved] = diff_configs({"strata.prompts.preset": str(tmp_path / "a" / "prompts.yaml")}, run).deltas
+    assert moved.kind == INFRASTRUCTURE  # the same prompts in another output folder
+    [changed] = diff_configs({"strata.prompts.preset": str(tmp_path / "changed.yaml")}, run).deltas
+    assert changed.kind == ALGORITHM
+    [renamed] = diff_configs({"strata.prompts.preset": "alfworld"}, {"strata.prompts.preset": "alfworld_grpo"}).deltas
+    assert renamed.kind == ALGORITHM
+
+
 def test_diff_of_flat_configs() -> None:
     a = {"x.lr": 1e-3, "trainer.nnodes": 1, "same": [1, 2], "flag": True, "only_a": 1}
     b = {"x.lr": 0.001, "trainer.nnodes": 2, "same": [1, 2], "flag": 1, "only_b": 0}

@@ -59,6 +59,7 @@ def card(run_dir: Path, tmp_path_factory: pytest.TempPathFactory, make_evaluatio
     release = tmp_path / "release"
     release.mkdir()
     (release / "model.safetensors").write_bytes(b"\0" * 3000)
+    (release / "config.json").write_text("{}")
     out = write_model_card(run_dir, evaluations, release / "README.md", recipe=ConfigSource("strata_trainer"),
                            name="strata-tiny")
     return out, out.read_text()
@@ -139,3 +140,105 @@ def test_a_strata_card_on_alfworld_has_no_adapter_row(card) -> None:
     _, text = card
     assert "tags: [reinforcement-learning, llm-agent, alfworld, strata, verl]" in text
     assert "| adapter |" not in text and "strata/core/prompts/alfworld.yaml" in text
+
+
+# --- what a stranger reads: title, front matter, base model, platform, weights or not ----------------------------
+
+def magic_word_run(tmp_path: Path, model: Path, preset: Path) -> Path:
+    """A CPU run of the magic-word game as recipes/train-strata-magic-word-tiny-cpu.sh configures it: a local
+    warm-started model, its own preset file, no checkpoints."""
+    preset.parent.mkdir(parents=True, exist_ok=True)
+    preset.write_text("# the game's prompts\n")
+    return make_run(tmp_path / "run", ["+platform=cpu", "env.name=magic_word", f"+strata.prompts.preset={preset}",
+                                       f"actor_rollout_ref.model.path={model}", "trainer.n_gpus_per_node=1",
+                                       "trainer.experiment_name=strata-magic-word-tiny-cpu", "trainer.save_freq=-1",
+                                       f"trainer.default_local_dir={tmp_path}/run/checkpoints"])
+
+
+def front_matter(text: str) -> dict:
+    import yaml
+
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_a_cpu_run_s_card_says_what_it_is_and_that_its_folder_has_no_weights(
+        tmp_path: Path, tiny_model_dir: Path, make_evaluation, capsys) -> None:
+    from strata.cli import main
+
+    run = magic_word_run(tmp_path, tiny_model_dir, tmp_path / "assets" / "prompts.yaml")
+    evaluation = make_evaluation(0, SEED0).save(tmp_path / "seed0.json")
+    capsys.readouterr()  # make_run's file logger says where it writes
+    assert main(["model-card", "--run-dir", str(run), "--eval", str(evaluation)]) == 0
+    out = capsys.readouterr()
+    card = run / "model-card" / "README.md"
+    assert out.out == f"model card written to {card}\n" and "written" not in out.err  # once
+    text = card.read_text()
+    assert front_matter(text)["license"] == "apache-2.0" and "base_model" not in front_matter(text)
+    assert f"# base_model: none on the Hub: the run started from the local folder {tiny_model_dir}" in text
+    # the title is the run's experiment, algorithm and environment, not the output folder ("model-card")
+    assert "\n# strata-magic-word-tiny-cpu: StraTA on the magic-word game\n" in text
+    assert "| base model | a local folder (Qwen2ForCausalLM, " in text
+    assert f"not a Hub model: `{tiny_model_dir}` |" in text
+    assert "| platform | CPU (verl's cpu platform, no GPU): 1 worker process(es) x 1 node(s) |" in text
+    assert "| `trainer.n_gpus_per_node` | `1` (worker processes: CPU run, no GPU) |" in text
+    preset = tmp_path / "assets" / "prompts.yaml"
+    assert f"| prompts | `{preset}` (the run's own preset file) |" in text and "prompts//" not in text
+    # the folder holds the card and curve only: no loading snippet, and the card says so
+    assert "from_pretrained" not in text and "## Usage" not in text
+    assert "This folder holds the card and its curve only" in text
+    assert "The run saved no checkpoint (`trainer.save_freq=-1`)" in text
+
+
+def test_the_front_matter_names_a_hub_base_model_and_the_given_license(tmp_path: Path, make_evaluation) -> None:
+    cache = tmp_path / "hub" / "models--Qwen--Qwen2.5-1.5B-Instruct" / "snapshots" / "abc123"
+    cache.mkdir(parents=True)
+    (cache / "README.md").write_text("---\nlicense: apache-2.0\nlicense_link: x\n---\n# Qwen\n")
+    run = make_run(tmp_path / "run", [f"actor_rollout_ref.model.path={cache}"])
+    evaluation = make_evaluation(0, SEED0).save(tmp_path / "seed0.json")
+    text = write_model_card(run, [evaluation], tmp_path / "a" / "README.md").read_text()
+    assert front_matter(text)["base_model"] == "Qwen/Qwen2.5-1.5B-Instruct"  # from the Hub cache folder
+    assert front_matter(text)["license"] == "apache-2.0"  # the base model's own
+    assert ("| base model | [Qwen/Qwen2.5-1.5B-Instruct](https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct), "
+            "loaded from a local folder") in text
+    text = write_model_card(run, [evaluation], tmp_path / "b" / "README.md", license_id="mit",
+                            base_model="org/other").read_text()
+    assert front_matter(text)["license"] == "mit" and front_matter(text)["base_model"] == "org/other"
+    hub = make_run(tmp_path / "hub-run", ["actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct"])
+    text = write_model_card(hub, [evaluation], tmp_path / "c" / "README.md").read_text()
+    assert front_matter(text)["base_model"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert "| base model | [Qwen/Qwen2.5-7B-Instruct](https://huggingface.co/Qwen/Qwen2.5-7B-Instruct) |" in text
+
+
+def test_a_release_folder_with_weights_gets_the_loading_snippet_with_its_path(card) -> None:
+    out, text = card
+    assert f'path = "{out.parent}"  # this folder, or its Hub id once uploaded' in text
+    assert "## Weights" not in text
+
+
+def test_the_preset_file_of_another_output_folder_is_no_algorithm_difference(
+        tmp_path: Path, tiny_model_dir: Path, make_evaluation) -> None:
+    run = magic_word_run(tmp_path, tiny_model_dir, tmp_path / "demo" / "prompts.yaml")
+    recipe_preset = tmp_path / "assets" / "prompts.yaml"  # the recipe's default ASSETS folder, same prompts
+    recipe_preset.parent.mkdir()
+    recipe_preset.write_text((tmp_path / "demo" / "prompts.yaml").read_text())
+    recipe = ConfigSource("strata_trainer", ("+platform=cpu", "env.name=magic_word",
+                                             f"+strata.prompts.preset={recipe_preset}",
+                                             f"actor_rollout_ref.model.path={tiny_model_dir}",
+                                             "trainer.n_gpus_per_node=1", "trainer.save_freq=-1"))
+    evaluation = make_evaluation(0, SEED0).save(tmp_path / "seed0.json")
+    text = write_model_card(run, [evaluation], tmp_path / "card" / "README.md", recipe=recipe).read_text()
+    algorithm, infrastructure = text.split("## Differences from the recipe")[1].split("## ")[0].split(
+        "infrastructure: ")
+    assert "strata.prompts.preset" not in algorithm and "`strata.prompts.preset`" in infrastructure
+
+
+def test_export_says_it_once(tmp_path: Path, monkeypatch, capsys) -> None:
+    from strata.checkpoint import cli_export
+    from strata.cli import main
+
+    monkeypatch.setattr(cli_export, "export_hf", lambda checkpoint, out, **options: Path(out))
+    assert main(["export", "--checkpoint", str(tmp_path / "global_step_2"), "--out", str(tmp_path / "r")]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.count("\n") == 1 and printed.out.startswith(f"exported {tmp_path}/global_step_2 to ")
+    assert printed.err == ""

@@ -66,8 +66,10 @@ def test_page_paints(page: Path, tmp_path: Path) -> None:
     assert FLAG_BACKGROUND in {colour for _, colour in colours}  # the flagged step's badge, from the inline CSS
 
 
-# Appended to a copy of the page: what the browser laid out, as JSON in <pre id="seen"> for --dump-dom to return.
+# Appended to a copy of the page: once it has loaded, what the browser laid out, as JSON in <pre id="seen"> for
+# --dump-dom to return.
 SEEN_SCRIPT = """<script>
+window.addEventListener("load", () => {
 const box = (selector) => document.querySelector(selector).getBoundingClientRect();
 const legend = {};
 for (const term of document.querySelectorAll("#legend dt")) {
@@ -86,6 +88,7 @@ const out = document.createElement("pre");
 out.id = "seen";
 out.textContent = JSON.stringify(seen);
 document.body.appendChild(out);
+});
 </script>"""
 
 
