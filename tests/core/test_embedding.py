@@ -26,9 +26,9 @@ DIFFERENT = "Check every drawer and cabinet until you find a key chain, then put
 
 
 @pytest.fixture(scope="module")
-def minilm() -> SentenceTransformerEmbedder:
+def minilm(asset_once) -> SentenceTransformerEmbedder:
     # HF_HUB_OFFLINE=1 (tests/conftest.py): loading must not need the hub.
-    return SentenceTransformerEmbedder()
+    return asset_once("minilm", SentenceTransformerEmbedder)
 
 
 def test_minilm_loads_offline_and_embeds_unit_vectors(minilm: SentenceTransformerEmbedder) -> None:

@@ -10,8 +10,8 @@ from strata.envs.pool import EnvPool
 
 
 @pytest.fixture(scope="session")
-def bundled_valid_tasks(tmp_path_factory):
-    return load_split(bundled_data_path(tmp_path_factory.mktemp("games")), "valid_seen")
+def bundled_valid_tasks(asset_once, asset_folder):
+    return asset_once("games", lambda: load_split(bundled_data_path(asset_folder("games")), "valid_seen"))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Mutation testing (mutmut) over strata/core, the workflow's rows/group/episode/dump and the checkpoint
+# pointer/inspect code, against their fast unit tests (scripts/mutation.cfg says which). Not part of
+# `make test`: run it now and then, and keep benchmarks/RESULTS_mutation.md's survivor list current.
+#
+#   bash scripts/mutation.sh              # all mutants; prints the per-file table and every survivor
+#   MUTATION_KEEP=1 bash scripts/mutation.sh NAME...
+#                                         # re-check these mutants (names as the list prints them) against
+#                                         # the current tests, keeping the last run's other results
+#
+# MUTATION_JOBS (default: the CPU count) mutants run at once, under nice 19. The run happens in a scratch
+# copy of the working tree (MUTATION_DIR, default outputs/mutation), so no source you work on is touched.
+set -euo pipefail
+
+MUTMUT_VERSION=3.8.1
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+WORK="${MUTATION_DIR:-$ROOT/outputs/mutation}"
+JOBS="${MUTATION_JOBS:-$(nproc)}"
+
+# The pinned tool, installed into the project's virtualenv when missing.
+"$VENV/bin/python" -m pip show mutmut 2>/dev/null | grep -qx "Version: $MUTMUT_VERSION" \
+  || "$VENV/bin/python" -m pip install -q "mutmut==$MUTMUT_VERSION"
+
+# A scratch copy of the tracked and new (not ignored) files; mutmut writes its mutants/ there. tar keeps
+# the files' times, so with MUTATION_KEEP=1 mutmut regenerates only the mutants of sources that changed.
+[[ "${MUTATION_KEEP:-0}" == 1 ]] || rm -rf "$WORK"
+mkdir -p "$WORK"
+git -C "$ROOT" ls-files -z --cached --others --exclude-standard \
+  | tar -C "$ROOT" --null --ignore-failed-read -T - -cf - | tar -C "$WORK" -xf -
+cp "$ROOT/scripts/mutation.cfg" "$WORK/setup.cfg"
+
+# The tests' tokenizer, tiny model, games and MiniLM are built once and shared by every mutant's session.
+export STRATA_TEST_ASSET_CACHE="$WORK/.assets"
+cd "$WORK"
+start=$(date +%s)
+# mutmut redraws a progress line with carriage returns: the log keeps it, the terminal gets the outcome.
+if ! nice -n 19 "$VENV/bin/mutmut" run --max-children "$JOBS" "$@" >"$WORK/mutmut-run.log" 2>&1; then
+  tr '\r' '\n' <"$WORK/mutmut-run.log" | tail -n 40
+  exit 1
+fi
+echo "mutmut run: $(( $(date +%s) - start )) s wall"
+"$VENV/bin/python" "$ROOT/scripts/mutation_summary.py" mutants
