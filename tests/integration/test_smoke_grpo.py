@@ -1,7 +1,8 @@
-"""Foundation smoke run: plain GRPO through verl's own entry point on CPU, then resume.
+"""Foundation smoke run: plain GRPO through verl's own entry point on CPU.
 
 Real verl (v1 trainer, FSDP2 actor and reference over gloo, Ray), the project's `cpu` platform and
-`hf` rollout plug-ins, a tiny random Qwen2 with the real Qwen2.5 tokenizer.
+`hf` rollout plug-ins, a tiny random Qwen2 with the real Qwen2.5 tokenizer. Resuming is tested where it
+is compared step by step with an uninterrupted run (test_strata_trainer.py, test_lora.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return {row["step"]: row["data"] for row in map(json.loads, log.read_text().splitlines())}
 
 
-def test_grpo_trains_saves_and_resumes(tmp_path, tiny_model_dir):
+def test_grpo_trains_and_saves(tmp_path, tiny_model_dir):
     write_smoke_prompts(tmp_path / "train.parquet", 8)
     write_smoke_prompts(tmp_path / "val.parquet", 2)
 
@@ -66,10 +67,3 @@ def test_grpo_trains_saves_and_resumes(tmp_path, tiny_model_dir):
     trained_embedding = trained["model.embed_tokens.weight"]
     trained_embedding = getattr(trained_embedding, "_local_tensor", trained_embedding)
     assert not torch.equal(initial, trained_embedding.to(initial.dtype))
-
-    # Resume from global_step_1: only step 2 runs again.
-    run_verl(
-        tmp_path, tiny_model_dir, tmp_path / "resumed.jsonl",
-        "trainer.resume_mode=resume_path", f"trainer.resume_from_path={ckpt / 'global_step_1'}",
-    )
-    assert sorted(metrics_by_step(tmp_path / "resumed.jsonl")) == [2]
