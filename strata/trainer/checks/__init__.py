@@ -2,17 +2,19 @@
 trainer before Ray starts (stopping on errors, printing warnings).
 
 A problem that would certainly fail the run is an ERROR: a missing rollout or attention package, fewer
-GPUs than asked, missing task lists or model, a checkpoint that cannot resume, wandb without credentials
-(verl's tracker calls ``wandb.init`` in a Ray actor with no terminal, which raises, after the workers have
-loaded the model). Too little disk for the checkpoints is a WARNING: the size is an estimate and the run
-gets far before the disk fills, so it should not refuse to start.
+GPUs than asked, a CUDA driver older than torch's CUDA, no C compiler, a 64 MB /dev/shm, too few logical
+CPUs for Ray, the cpu platform on a node with GPUs, missing task lists or model, a checkpoint that cannot
+resume, wandb without credentials (verl's tracker calls ``wandb.init`` in a Ray actor with no terminal, which
+raises, after the workers have loaded the model). Too little disk for the checkpoints is a WARNING: the size
+is an estimate and the run gets far before the disk fills, so it should not refuse to start; so are a vLLM
+patch release other than the pin, a hub too slow to answer, and nvidia-smi missing from PATH.
 """
 
 from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from strata.trainer.checks import inputs, machine, model, packages
+from strata.trainer.checks import cuda, host, inputs, machine, model, packages
 from strata.trainer.checks.base import Check, Finding, Level
 from strata.trainer.config import ConfigError
 
@@ -22,7 +24,13 @@ CHECKS: dict[str, Check] = {
     "strata": inputs.strata_keys,
     "verl": inputs.verl_validation,
     "gpus": machine.gpus,
+    "driver": cuda.driver,
+    "smi": cuda.nvidia_smi,
+    "compiler": host.compiler,
+    "shm": host.shared_memory,
+    "cpus": host.ray_cpus,
     "rollout": packages.rollout_engine,
+    "runner": packages.vllm_runner,
     "attention": packages.attention,
     "model": model.model,
     "tasks": inputs.task_lists,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import math
 import netrc
 import shutil
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit
 from omegaconf import DictConfig
 
 from strata.trainer.checks.base import Level, run_env, select, uses_cpu_platform
-from strata.trainer.checks.model import local_model_dir, parameter_count
+from strata.trainer.checks.model import local_model_dir, lora_params, parameter_count
 
 GIB = 1024**3
 # bytes per parameter of each saved part: fp32 FSDP model shards, Adam's two fp32 moments, a bf16 HF copy
@@ -37,7 +38,13 @@ def visible_gpus() -> tuple[int, str]:
 
 def gpus(config: DictConfig) -> Iterator[tuple[Level, str]]:
     if uses_cpu_platform(config):
-        yield Level.OK, "cpu platform (VERL_PLATFORM=cpu): no GPU needed"
+        from strata.backends.cpu_platform import gpu_node_refusal  # imports verl: only when asked
+
+        refusal = gpu_node_refusal(run_env(config))
+        if refusal:
+            yield Level.ERROR, refusal
+        else:
+            yield Level.OK, "cpu platform (VERL_PLATFORM=cpu): no GPU needed"
         return
     per_node, nnodes = int(select(config, "trainer.n_gpus_per_node", 1)), int(select(config, "trainer.nnodes", 1))
     if per_node < 1 or nnodes < 1:
@@ -67,7 +74,20 @@ def _netrc_has(host: str, path: Path) -> bool:
     return bool(entry and entry[2])
 
 
+def _settings_have_key(path: Path) -> bool:
+    """Whether wandb's own settings file (INI, section ``[default]``, which ``wandb.setup`` loads into every
+    run's settings) holds an ``api_key``."""
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(path)
+    except configparser.Error:
+        return False
+    return bool(parser.get("default", "api_key", fallback=""))
+
+
 def wandb_credentials(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    """wandb's credentials as wandb finds them: the key in the environment, an identity token file, the
+    netrc entry for its host, or ``api_key`` in its settings file."""
     logger = select(config, "trainer.logger", []) or []
     if "wandb" not in ([logger] if isinstance(logger, str) else list(logger)):
         yield Level.OK, "trainer.logger has no wandb"
@@ -79,14 +99,22 @@ def wandb_credentials(config: DictConfig) -> Iterator[tuple[Level, str]]:
         return
     host = urlsplit(env.get("WANDB_BASE_URL", "https://api.wandb.ai")).netloc
     netrc_path = Path(env.get("NETRC") or Path.home() / ".netrc")
+    settings = Path(env.get("WANDB_CONFIG_DIR") or Path.home() / ".config" / "wandb") / "settings"
+    token_file = env.get("WANDB_IDENTITY_TOKEN_FILE")
     if env.get("WANDB_API_KEY"):
         yield Level.OK, "wandb key in WANDB_API_KEY"
+    elif token_file and Path(token_file).is_file():
+        yield Level.OK, f"wandb identity token in WANDB_IDENTITY_TOKEN_FILE={token_file}"
     elif _netrc_has(host, netrc_path):
         yield Level.OK, f"wandb key for {host} in {netrc_path}"
+    elif _settings_have_key(settings):
+        yield Level.OK, f"wandb key in wandb's settings file {settings}"
     else:
+        token = f", WANDB_IDENTITY_TOKEN_FILE={token_file} does not exist" if token_file else ""
         yield Level.ERROR, (
-            f"trainer.logger has wandb but no credentials: no WANDB_API_KEY, no {host} entry in {netrc_path}. "
-            "Run `wandb login`, export WANDB_API_KEY, set WANDB_MODE=offline, or drop wandb from trainer.logger."
+            f"trainer.logger has wandb but no credentials: no WANDB_API_KEY, no {host} entry in {netrc_path}, no "
+            f"api_key in {settings}{token}. Run `wandb login`, export WANDB_API_KEY, set WANDB_MODE=offline, "
+            "or drop wandb from trainer.logger."
         )
 
 
@@ -104,26 +132,52 @@ def _training_steps(config: DictConfig) -> int | None:
     return rows // int(select(config, "data.train_batch_size", 1)) * int(select(config, "trainer.total_epochs", 1))
 
 
-def checkpoints_kept(config: DictConfig) -> int | None:
-    """How many checkpoints the run holds on disk at once; None when the step count is unknown.
-
-    verl saves every ``save_freq`` steps and at the last one, and deletes the oldest before saving when
-    ``max_actor_ckpt_to_keep`` is set; with it unset every checkpoint stays.
-    """
+def checkpoints_written(config: DictConfig) -> int | None:
+    """How many checkpoints the run saves: every ``save_freq`` steps and at the last step; None when the step
+    count is unknown."""
     save_freq = int(select(config, "trainer.save_freq", -1))
     if save_freq <= 0 or select(config, "trainer.val_only", False):
         return 0
     steps = _training_steps(config)
-    written = math.ceil(steps / save_freq) if steps is not None else None
+    return math.ceil(steps / save_freq) if steps is not None else None
+
+
+def checkpoints_kept(config: DictConfig) -> int | None:
+    """How many checkpoints the run holds on disk at the end; None when the step count is unknown.
+
+    verl deletes the oldest ones beyond ``max_actor_ckpt_to_keep``; with it unset every checkpoint stays.
+    """
+    written = checkpoints_written(config)
     keep = select(config, "trainer.max_actor_ckpt_to_keep")
-    if keep:
-        return min(int(keep), written) if written is not None else int(keep)
-    return written
+    if written == 0 or not keep:
+        return written
+    return min(int(keep), written) if written is not None else int(keep)
 
 
-def checkpoint_bytes(params: int, save_contents: list[str]) -> int:
-    """One actor checkpoint's size on disk: ``params`` times the bytes of each saved part."""
-    return params * sum(CHECKPOINT_BYTES_PER_PARAM.get(part, 0) for part in save_contents)
+def checkpoints_at_peak(config: DictConfig) -> int | None:
+    """The most checkpoints on disk at once: those kept, and with ``max_actor_ckpt_to_keep=1`` the previous
+    one too while the next is written (verl deletes it only once the new save completes, in
+    ``CheckpointManager.register_checkpoint``; with 2 or more it makes room before saving)."""
+    kept = checkpoints_kept(config)
+    if kept != 1 or int(select(config, "trainer.max_actor_ckpt_to_keep", 0)) != 1:
+        return kept
+    written = checkpoints_written(config)
+    return 2 if written is None or written > 1 else 1
+
+
+def checkpoint_bytes(params: int, save_contents: list[str], adapter: int = 0, lora_only: bool = False) -> int:
+    """One actor checkpoint's size on disk, for ``params`` base parameters and an ``adapter`` of LoRA ones.
+
+    What verl 0.9.1's FSDP checkpoint manager writes per rank: the model shard is the whole state dict --
+    with LoRA, the frozen base too, in the training dtype (fp32), unless ``checkpoint.save_lora_only`` keeps
+    only the adapter -- and the optimizer shard holds Adam's two fp32 moments for the trainable parameters
+    only (the adapter with LoRA; frozen parameters get no state).
+    """
+    trainable = adapter or params
+    per_part = {"model": (adapter if adapter and lora_only else params + adapter) * CHECKPOINT_BYTES_PER_PARAM["model"],
+                "optimizer": trainable * CHECKPOINT_BYTES_PER_PARAM["optimizer"],
+                "hf_model": params * CHECKPOINT_BYTES_PER_PARAM["hf_model"]}
+    return sum(per_part.get(part, 0) for part in save_contents)
 
 
 def _free_bytes(path: Path) -> int:
@@ -135,7 +189,7 @@ def _free_bytes(path: Path) -> int:
 def disk(config: DictConfig) -> Iterator[tuple[Level, str]]:
     out = Path(str(select(config, "trainer.default_local_dir", "checkpoints"))).absolute()
     free = _free_bytes(out)
-    kept = checkpoints_kept(config)
+    kept = checkpoints_at_peak(config)
     if kept == 0:
         yield Level.OK, f"no checkpoints to write; {free / GIB:.1f} GiB free at {out}"
         return
@@ -145,9 +199,14 @@ def disk(config: DictConfig) -> Iterator[tuple[Level, str]]:
         yield Level.OK, f"{free / GIB:.1f} GiB free at {out} (checkpoint size unknown: model or step count not local)"
         return
     contents = list(select(config, "actor_rollout_ref.actor.checkpoint.save_contents", ["model", "optimizer"]))
-    one = checkpoint_bytes(params, contents)
+    rank = int(select(config, "actor_rollout_ref.model.lora_rank", 0))
+    targets = select(config, "actor_rollout_ref.model.target_modules", "all-linear")
+    adapter = (lora_params(folder, rank, targets) or 0) if rank > 0 else 0
+    lora_only = bool(select(config, "actor_rollout_ref.actor.checkpoint.save_lora_only", False))
+    one = checkpoint_bytes(params, contents, adapter, lora_only)
     need = one * kept
-    summary = (f"{kept} checkpoint(s) of ~{one / GIB:.1f} GiB ({params / 1e9:.2f}B params x "
+    lora = f" + a {adapter / 1e6:.1f}M-param LoRA adapter, Adam for the adapter only" if adapter else ""
+    summary = (f"{kept} checkpoint(s) of ~{one / GIB:.1f} GiB ({params / 1e9:.2f}B params{lora}; "
                f"{'+'.join(c for c in contents if c in CHECKPOINT_BYTES_PER_PARAM)}) need ~{need / GIB:.1f} GiB")
     if need > free:
         fits = free // one if one else 0

@@ -41,8 +41,12 @@ def local_model_dir(path: str) -> Path | None:
     return Path(cached).parent if isinstance(cached, str) else None
 
 
-def _probe_hub(repo: str) -> str | None:
-    """None when the hub serves ``repo``'s config.json; otherwise why not."""
+def _probe_hub(repo: str) -> tuple[Level, str] | None:
+    """None when the hub serves ``repo``'s config.json; otherwise how bad that is and why.
+
+    A timeout is only a WARNING: the hub (or a proxy) being slow to answer one request says little about
+    whether the download at start-up will work, while a refused connection or a missing repo says it won't.
+    """
     import httpx
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
@@ -50,12 +54,15 @@ def _probe_hub(repo: str) -> str | None:
     try:
         get_hf_file_metadata(hf_hub_url(repo, "config.json"), timeout=HUB_TIMEOUT_S)
     except GatedRepoError:
-        return "is gated: accept its licence on huggingface.co and `hf auth login`"
+        return Level.ERROR, "is gated: accept its licence on huggingface.co and `hf auth login`"
     except RepositoryNotFoundError:
-        return "does not exist on the Hugging Face hub (or is private: `hf auth login`)"
+        return Level.ERROR, "does not exist on the Hugging Face hub (or is private: `hf auth login`)"
+    except (httpx.TimeoutException, TimeoutError) as err:
+        why = f"{type(err).__name__} after {HUB_TIMEOUT_S:g} s"
+        return Level.WARNING, f"is not cached here and the hub is slow: no answer in time ({why}), so not checked"
     except (httpx.HTTPError, OSError) as err:
         why = f"{type(err).__name__}: {err}, timeout {HUB_TIMEOUT_S:g} s"
-        return f"is not cached here and the hub is unreachable ({why})"
+        return Level.ERROR, f"is not cached here and the hub is unreachable ({why})"
     return None
 
 
@@ -83,7 +90,8 @@ def model(config: DictConfig) -> Iterator[tuple[Level, str]]:
         return
     problem = _probe_hub(path)
     if problem:
-        yield Level.ERROR, f"{key} {problem}: {download}."
+        level, why = problem
+        yield level, f"{key} {why}: {download}."
     else:
         yield Level.OK, f"hub id {path}, not cached: reachable on the hub, downloaded at start-up"
 
@@ -101,19 +109,41 @@ def _safetensors_params(folder: Path, dtype_bytes: int) -> int | None:
     return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
 
 
-def _config_params(cfg: dict) -> int | None:
-    """A decoder-only transformer's parameter count from its config.json (biases and norms ignored)."""
+def _linear_shapes(cfg: dict) -> dict[str, tuple[int, int]] | None:
+    """(in, out) features of each linear layer of one decoder layer (Llama/Qwen2 names), from config.json."""
     try:
-        hidden, layers, inter, vocab = (cfg[k] for k in ("hidden_size", "num_hidden_layers",
-                                                        "intermediate_size", "vocab_size"))
+        hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
     except KeyError:
         return None
     heads = cfg.get("num_attention_heads", 1)
-    kv_heads = cfg.get("num_key_value_heads") or heads
-    head_dim = cfg.get("head_dim") or hidden // heads
-    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
-    embeddings = vocab * hidden * (1 if cfg.get("tie_word_embeddings", True) else 2)
-    return layers * (attention + 3 * hidden * inter) + embeddings
+    kv = (cfg.get("num_key_value_heads") or heads) * (cfg.get("head_dim") or hidden // heads)
+    q = heads * (cfg.get("head_dim") or hidden // heads)
+    return {"q_proj": (hidden, q), "k_proj": (hidden, kv), "v_proj": (hidden, kv), "o_proj": (q, hidden),
+            "gate_proj": (hidden, inter), "up_proj": (hidden, inter), "down_proj": (inter, hidden)}
+
+
+def _config_params(cfg: dict) -> int | None:
+    """A decoder-only transformer's parameter count from its config.json (biases and norms ignored)."""
+    shapes = _linear_shapes(cfg)
+    if shapes is None or "num_hidden_layers" not in cfg or "vocab_size" not in cfg:
+        return None
+    embeddings = cfg["vocab_size"] * cfg["hidden_size"] * (1 if cfg.get("tie_word_embeddings", True) else 2)
+    return cfg["num_hidden_layers"] * sum(a * b for a, b in shapes.values()) + embeddings
+
+
+def lora_params(folder: Path, rank: int, target_modules: str | list[str]) -> int | None:
+    """Trainable parameters of a rank-``rank`` LoRA adapter on ``target_modules`` of the model in ``folder``.
+
+    Each adapted ``in x out`` linear layer gains A (rank x in) and B (out x rank). ``all-linear`` is every
+    linear layer of the decoder, not the output layer (PEFT's meaning); names other than the seven decoder
+    projections count nothing. For Qwen2.5-7B at rank 64 on all-linear: 161.5M.
+    """
+    cfg = json.loads((folder / "config.json").read_text())
+    shapes = _linear_shapes(cfg)
+    if shapes is None or "num_hidden_layers" not in cfg:
+        return None
+    names = list(shapes) if target_modules == "all-linear" else [n for n in target_modules if n in shapes]
+    return cfg["num_hidden_layers"] * rank * sum(sum(shapes[n]) for n in names)
 
 
 def parameter_count(folder: Path) -> int | None:

