@@ -98,3 +98,22 @@ def test_build_embedder_by_name() -> None:
 def test_hashed_bow_rejects_empty_dimension() -> None:
     with pytest.raises(ValueError, match="dim"):
         HashedBowEmbedder(dim=0)
+
+
+def test_hashed_bow_signs_go_both_ways_and_one_bucket_is_allowed() -> None:
+    # "fridge" hashes to bucket 194 with sign +1, "apple" to 75 with -1: both signs must survive.
+    embeddings = HashedBowEmbedder().embed(["fridge apple fridge"])
+    assert embeddings[0, 194] == 2.0 and embeddings[0, 75] == -1.0
+    assert np.count_nonzero(embeddings) == 2
+    # dim=1 is the smallest valid size: every word lands in bucket 0 with its sign (+1 - 1 - 1 = -1).
+    assert HashedBowEmbedder(dim=1).embed(["fridge apple heat"]).tolist() == [[-1.0]]
+
+
+def test_build_embedder_passes_the_model_through(tmp_path, caplog) -> None:
+    # A second name for the bundled MiniLM: the log line shows which source was loaded.
+    alias = tmp_path / "minilm-alias"
+    alias.symlink_to(bundled_minilm_path(), target_is_directory=True)
+    with caplog.at_level("INFO", logger="strata.core.embedding"):
+        embedder = build_embedder("sentence_transformer", str(alias))
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert f"loading strategy encoder {alias} on cpu" in caplog.text

@@ -1,0 +1,166 @@
+"""describe_checkpoint's whole record and check_resumable's whole message, layout by layout.
+
+tests/checkpoint/test_inspect.py checks the main facts and a phrase of each message; mutation testing
+(scripts/mutation.sh) showed that a wrong older step suggested, a flag read from the wrong shard kind or
+a message missing its hint all passed it. Here each record is compared whole and each message exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from strata.checkpoint.inspect import (
+    CheckpointError,
+    CheckpointInfo,
+    RoleInfo,
+    check_resumable,
+    describe_checkpoint,
+    error_line,
+    find_latest_checkpoint,
+)
+from strata.checkpoint.lora import LoraMeta
+
+
+def _message(call, *args, **kwargs) -> str:
+    with pytest.raises(CheckpointError) as error:
+        call(*args, **kwargs)
+    return str(error.value)
+
+
+def test_a_complete_two_rank_step_whole(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 7, world_size=2)
+    (step / "actor/huggingface/pytorch_model.bin").write_bytes(b"x")
+    (step / "actor/lora_train_meta.json").write_text(json.dumps({"r": 8, "lora_alpha": 16}))
+    shards = [f"actor/{kind}_world_size_2_rank_{rank}.pt" for kind in ("extra_state", "model", "optim")
+              for rank in (0, 1)]
+    assert describe_checkpoint(step) == CheckpointInfo(
+        path=step, step=7,
+        roles=(RoleInfo("actor", 2, 2, True, True, True, True, True, (), LoraMeta(8, 16, "CAUSAL_LM")),),
+        has_dataloader_state=True,
+        files=tuple(sorted([*shards, "actor/fsdp_config.json", "actor/huggingface/config.json",
+                            "actor/huggingface/pytorch_model.bin", "actor/lora_train_meta.json", "data.pt"])),
+        missing=(), has_manifest=False, checksums_verified=False, damaged=(),
+    )
+
+
+def test_roles_are_listed_actor_first_and_each_judged_alone(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 2, world_size=2, kinds=("model", "extra_state"))
+    critic = step / "critic"
+    critic.mkdir()
+    torch_file = step / "actor/model_world_size_2_rank_0.pt"
+    (critic / "model_world_size_2_rank_1.pt").write_bytes(torch_file.read_bytes())  # rank 0 never written
+    (step / "actor/extra_state_world_size_2_rank_1.pt").unlink()
+    (step / "notes").mkdir()  # neither a role (no shard, no fsdp_config.json) nor counted
+    info = describe_checkpoint(step)
+    assert info.roles == (
+        RoleInfo("actor", 2, 2, has_model=True, has_optimizer=False, has_extra_state=False, has_hf_config=True,
+                 has_hf_weights=False, missing=("extra_state_world_size_2_rank_1.pt",)),
+        RoleInfo("critic", 2, None, has_model=False, has_optimizer=False, has_extra_state=False,
+                 has_hf_config=False, has_hf_weights=False,
+                 missing=("fsdp_config.json", "model_world_size_2_rank_0.pt")),
+    )
+    assert info.missing == ("actor/extra_state_world_size_2_rank_1.pt", "critic/fsdp_config.json",
+                            "critic/model_world_size_2_rank_0.pt")
+    assert not info.complete and info.world_size == 2 and not info.has_optimizer
+
+
+def test_a_step_without_actor_or_shards(tmp_path: Path) -> None:
+    step = tmp_path / "global_step_3"
+    (step / "critic").mkdir(parents=True)
+    (step / "critic" / "fsdp_config.json").write_text('{"FSDP_version": 1, "world_size": true}')
+    info = describe_checkpoint(step)
+    assert info.roles == (RoleInfo("critic", None, None, False, False, False, False, False,
+                                   ("fsdp_config.json (unreadable: no positive integer world_size)",
+                                    "model_world_size_W_rank_R.pt (no model shard at all)")),)
+    assert info.missing == ("actor/", "critic/fsdp_config.json (unreadable: no positive integer world_size)",
+                            "critic/model_world_size_W_rank_R.pt (no model shard at all)", "data.pt")
+    assert info.actor is None and info.world_size is None and not info.has_optimizer and not info.has_hf_weights
+
+
+def test_a_truncated_data_file_is_missing(tmp_path: Path, make_step, truncate) -> None:
+    step = make_step(tmp_path, 1)
+    truncate(step / "data.pt")
+    info = describe_checkpoint(step)
+    assert info.missing == ("data.pt",) and info.has_dataloader_state is False
+
+
+def test_resume_messages_word_for_word(tmp_path: Path, make_step) -> None:
+    ok = make_step(tmp_path, 1)
+    step = make_step(tmp_path, 2, kinds=("model", "optim"))
+    assert _message(check_resumable, step, world_size=1) == (
+        f"{step} has no extra_state shards (lr scheduler, RNG); resume with "
+        "actor_rollout_ref.actor.checkpoint.load_contents=[model,optimizer]")
+    check_resumable(step, world_size=1, load_contents=("model", "optimizer"))
+    no_optimizer = make_step(tmp_path, 3, kinds=("model", "extra_state"))
+    assert _message(check_resumable, no_optimizer, world_size=1) == (
+        f"{no_optimizer} has no optimizer shards (saved without 'optimizer' in checkpoint.save_contents); "
+        "resume with actor_rollout_ref.actor.checkpoint.load_contents=[model,extra] to start a fresh optimizer")
+    assert _message(check_resumable, ok, world_size=4) == (
+        f"{ok} was saved at world size 1 but this run has world size 4 (trainer.nnodes x trainer.n_gpus_per_node); "
+        f"convert it first: strata reshard --checkpoint {ok} --world-size 4 --out NEW_DIR, "
+        "then resume from NEW_DIR/global_step_1")
+    workers = make_step(tmp_path, 4, num_workers=2)
+    assert _message(check_resumable, workers, world_size=1, dataloader_num_workers=1) == (
+        f"{workers} was saved with data.dataloader_num_workers=2 but this run uses 1; torchdata cannot restore a "
+        "dataloader across worker counts, so resume with data.dataloader_num_workers=2")
+    check_resumable(workers, world_size=1, dataloader_num_workers=2)
+    check_resumable(workers, world_size=1)  # None skips the worker check
+    bare = tmp_path / "global_step_5"
+    (bare / "critic").mkdir(parents=True)
+    assert _message(check_resumable, bare, world_size=1) == (
+        f"{bare} has no actor/ folder, so it is not a verl trainer checkpoint; pass the global_step_N folder "
+        "written by the trainer (it holds actor/ and data.pt)")
+
+
+def test_an_incomplete_step_names_four_items_at_most_and_the_newest_complete_older_step(
+        tmp_path: Path, make_step) -> None:
+    make_step(tmp_path, 1)
+    make_step(tmp_path, 2)
+    make_step(tmp_path, 3, data=False)  # incomplete: not to be suggested
+    step = make_step(tmp_path, 4, world_size=2, data=False)
+    for name in ("model_world_size_2_rank_0.pt", "model_world_size_2_rank_1.pt", "optim_world_size_2_rank_1.pt",
+                 "extra_state_world_size_2_rank_1.pt"):
+        (step / "actor" / name).unlink()
+    assert _message(check_resumable, step, world_size=2) == (
+        f"{step} is incomplete (missing, truncated or damaged: actor/model_world_size_2_rank_0.pt, "
+        "actor/model_world_size_2_rank_1.pt, actor/optim_world_size_2_rank_1.pt, "
+        "actor/extra_state_world_size_2_rank_1.pt, ...), probably an interrupted save; "
+        f"resume from {tmp_path / 'global_step_2'} instead")
+    only = tmp_path / "alone"
+    lone = make_step(only, 6, data=False)
+    assert _message(check_resumable, lone, world_size=1) == (
+        f"{lone} is incomplete (missing, truncated or damaged: data.pt), probably an interrupted save")
+
+
+def test_the_newest_complete_sibling_is_the_one_suggested(tmp_path: Path, make_step) -> None:
+    make_step(tmp_path, 1)
+    make_step(tmp_path, 2, data=False)
+    step = make_step(tmp_path, 3, data=False)
+    assert _message(check_resumable, step, world_size=1).endswith(f"; resume from {tmp_path / 'global_step_1'} instead")
+
+
+def test_a_root_is_refused_with_its_latest_complete_step(tmp_path: Path, make_step) -> None:
+    make_step(tmp_path, 1, data=False)
+    assert _message(check_resumable, tmp_path, world_size=1) == (
+        f"{tmp_path} is a checkpoint root, not a step: pass one of its global_step_N folders (none is complete), "
+        f"or use trainer.resume_mode=auto with trainer.default_local_dir={tmp_path}")
+    make_step(tmp_path, 2)
+    assert find_latest_checkpoint(tmp_path) == tmp_path / "global_step_2"
+    assert f"(latest complete: {tmp_path / 'global_step_2'})" in _message(check_resumable, tmp_path, world_size=1)
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (ValueError(""), "ValueError"),
+        (ValueError("first line\nsecond line"), "ValueError: first line"),
+        (KeyError("MAX"), "KeyError: 'MAX'"),
+        (RuntimeError("  cut at MAX\n"), "RuntimeError: cut at MAX"),
+        (OSError("trailing colon:"), "OSError: trailing colon"),
+    ],
+)
+def test_error_line_is_the_type_and_first_line(error: BaseException, line: str) -> None:
+    assert error_line(error) == line
