@@ -73,6 +73,7 @@ class AgentRecipe:
     valid_games: int = 100
     game_seed: int = 0
     orders_per_game: int = 2
+    search_order: str = "random"  # or "listed": the game's order, then reversed (`ExploringExpert.for_game`)
     slip_rate: float = 0.15
     max_steps: int = 15
     history_window: int = 2
@@ -133,9 +134,10 @@ def slip_action(admissible: tuple[str, ...], rng: random.Random) -> str:
 
 
 async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, seed: int,
-                        slip_rate: float = 0.0) -> list[Trace]:
-    """``orders_per_game`` expert episodes per task, each with its own seeded search order; after the first
-    step, each step is a `slip_action` with probability ``slip_rate``.
+                        slip_rate: float = 0.0, search_order: str = "random") -> list[Trace]:
+    """``orders_per_game`` expert episodes per task, each with its own search order (seeded, or the k-th
+    listed plan: `ExploringExpert.for_game`); after the first step, each step is a `slip_action` with
+    probability ``slip_rate``.
 
     Why slips: an expert that never errs shows only states on its own path, so a model that makes one
     mistake ("Nothing happens.") has never seen where it is then, and repeats it (measured: most lost
@@ -147,7 +149,7 @@ async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, 
             if episode.failure is not None:
                 raise RuntimeError(f"could not start {task.game_file}: {episode.failure}")
             rng = random.Random(f"{seed}/{task.index}/{order}")
-            expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands, rng)
+            expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands, rng, search_order, order)
             trace = Trace(task, episode.task_description, episode.initial_observation,
                           tuple(episode.admissible_commands), expert.strategy)
             while not episode.done:
@@ -243,7 +245,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
     config = recipe.strata_config()
     with EnvPool(num_workers=recipe.workers, max_steps=recipe.max_steps) as pool:
         traces = asyncio.run(expert_traces(pool, splits["train"], recipe.orders_per_game, recipe.seed,
-                                           recipe.slip_rate))
+                                           recipe.slip_rate, recipe.search_order))
         lap("traces")
         dialogues = trace_dialogues(config.prompts.templates(), recipe.strata_config("grpo").prompts.templates(),
                                     traces, recipe.history_window)

@@ -8,6 +8,7 @@ import logging
 
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
 from strata.cli_types import positive_int
+from strata.envs.explorer import SEARCH_ORDERS
 
 EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~13 min on 2 cores"
 DEFAULTS = AgentRecipe()
@@ -21,6 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="held-out games the agent is evaluated on (split valid_seen)")
     parser.add_argument("--orders-per-game", type=positive_int, default=DEFAULTS.orders_per_game,
                         help="expert episodes per training game, each with its own search order")
+    parser.add_argument("--search-order", choices=SEARCH_ORDERS, default=DEFAULTS.search_order,
+                        help="the expert's search order: random per episode, or the game's listing and its reverse")
     parser.add_argument("--steps", type=positive_int, default=DEFAULTS.steps, help="warm-start optimizer steps")
     parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed, help="seed of both game splits")
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed,
@@ -31,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("strata.envs.gen.generate").setLevel(logging.WARNING)
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games,
-                         orders_per_game=args.orders_per_game, steps=args.steps, game_seed=args.game_seed,
-                         seed=args.seed)
+                         orders_per_game=args.orders_per_game, search_order=args.search_order, steps=args.steps,
+                         game_seed=args.game_seed, seed=args.seed)
     root = build_alfworld_agent(args.out, recipe)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     print(f"agent written to {root / 'model'}: held-out success {manifest['held_out_success']:.0%} on "

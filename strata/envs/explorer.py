@@ -5,7 +5,8 @@ object is. A model that imitates it learns no search and fails on a new layout. 
 an agent knows, the goal (from the task) and what it has seen, so its traces teach what an agent must do:
 
 1. its *strategy* names the receptacles that can hold the object, in the order it will search them (a
-   random order per episode: several plausible strategies per game, for StraTA's diverse selection);
+   random order per episode, or the order the game lists them, forwards or backwards: several plausible
+   strategies per game, for StraTA's diverse selection);
 2. it goes to each in turn, opens the closed ones, and takes the object as soon as a ``take`` command for
    it is admissible;
 3. then goes to the goal receptacle (opening it if needed) and puts the object there.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 EXPLORER_TASK_TYPES: tuple[str, ...] = ("pick_and_place_simple",)
+SEARCH_ORDERS: tuple[str, ...] = ("random", "listed")
 _GO_TO = re.compile(r"^go to (.+)$")
 
 
@@ -80,11 +82,19 @@ class ExploringExpert:
     _holding: bool = field(default=False, init=False)
 
     @classmethod
-    def for_game(cls, game_file: str | Path, initial_admissible: Sequence[str], rng: random.Random) -> ExploringExpert:
-        """An expert with a random search order over the game's plausible receptacles."""
+    def for_game(cls, game_file: str | Path, initial_admissible: Sequence[str], rng: random.Random,
+                 search_order: str = "random", plan: int = 0) -> ExploringExpert:
+        """An expert searching the game's plausible receptacles in a random order (``search_order="random"``)
+        or in the order the game lists them, reversed for an odd ``plan`` (``"listed"``: two fixed plans, which
+        a tiny model imitates more easily than a list it must copy from its strategy)."""
+        if search_order not in SEARCH_ORDERS:
+            raise ValueError(f"search_order {search_order!r}: expected one of {', '.join(SEARCH_ORDERS)}")
         goal = pick_goal(game_file)
         order = search_candidates(goal, receptacles_in_view(initial_admissible))
-        rng.shuffle(order)
+        if search_order == "random":
+            rng.shuffle(order)
+        elif plan % 2:
+            order.reverse()
         return cls(goal, tuple(order))
 
     @property

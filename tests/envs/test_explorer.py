@@ -70,3 +70,13 @@ def test_it_wins_every_pick_game_by_search_in_both_grammars(pick_tasks):
                     if a.startswith("go to ")]
         assert tuple(searched) == expert.order[: len(searched)]  # it searched in the order its strategy says
     assert len({expert.order for expert, _, _ in results}) > len(pick_tasks)  # orders vary with the seed
+
+
+def test_listed_plans_search_in_the_games_order_then_its_reverse():
+    game = "/data/json_2.1.1/train/pick_and_place_simple-Apple-None-CounterTop-1/trial_T1_000001/game.tw-pddl"
+    commands = ["go to fridge 1", "go to cabinet 1", "go to sinkbasin 1", "go to microwave 1", "go to countertop 1"]
+    plans = [ExploringExpert.for_game(game, commands, random.Random(0), "listed", plan).order for plan in range(3)]
+    assert plans == [("fridge 1", "sinkbasin 1", "microwave 1"), ("microwave 1", "sinkbasin 1", "fridge 1"),
+                     ("fridge 1", "sinkbasin 1", "microwave 1")]
+    with pytest.raises(ValueError, match="search_order 'sorted'"):
+        ExploringExpert.for_game(game, commands, random.Random(0), "sorted")
