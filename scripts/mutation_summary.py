@@ -13,8 +13,10 @@ from pathlib import Path
 
 from mutmut.stats import status_by_exit_code
 
-# A mutant no test runs is a survivor too: nothing would notice the change.
-NOT_KILLED = {"survived", "no tests", "suspicious", "not checked", "skipped"}
+# A mutant no test runs is a survivor too: nothing would notice the change. "not checked": an interrupted
+# run, counted apart (neither killed nor survived).
+NOT_KILLED = {"survived", "no tests", "suspicious", "skipped"}
+DEAD = {"killed", "timeout", "segfault", "caught by type check"}
 
 
 def summarise(mutants_dir: Path) -> tuple[list[tuple[str, Counter]], list[tuple[str, str]]]:
@@ -36,10 +38,10 @@ def summarise(mutants_dir: Path) -> tuple[list[tuple[str, Counter]], list[tuple[
 
 
 def main(mutants_dir: str = "mutants") -> None:
-    """Print the table (killed = killed, timeout or caught) and the survivors."""
+    """Print the table (a timeout counts as killed, as in mutmut) and the survivors."""
     table, left = summarise(Path(mutants_dir))
-    print("| file | mutants | killed | timeout | survived | no tests | kill rate |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| file | mutants | checked | killed | timeout | survived | no tests | kill rate (of checked) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     total: Counter = Counter()
     for path, counts in table:
         total.update(counts)
@@ -52,10 +54,12 @@ def main(mutants_dir: str = "mutants") -> None:
 
 def _row(label: str, counts: Counter) -> None:
     n = sum(counts.values())
-    dead = counts["killed"] + counts["timeout"] + counts["segfault"] + counts["caught by type check"]
+    checked = n - counts["not checked"]
+    dead = sum(counts[status] for status in DEAD)
+    rate = f"{100 * dead / checked:.1f}%" if checked else "-"
     print(
-        f"| {label} | {n} | {counts['killed']} | {counts['timeout']} | {counts['survived']} | "
-        f"{counts['no tests']} | {100 * dead / n:.1f}% |"
+        f"| {label} | {n} | {checked} | {counts['killed']} | {counts['timeout']} | {counts['survived']} | "
+        f"{counts['no tests']} | {rate} |"
     )
 
 

@@ -59,14 +59,14 @@ def make_rollout() -> TaskRollout:
              command="take apple 1 from fridge 1", admissible=False, env_tokens=[1290]),
     ], won=True, end_reason="won", flagged_steps=[2], judge_parsed=True, judge=gen(1300, 1, "judged [2]"))
     lost = Trajectory(prompt_ids=[2000], steps=[
-        Step(gen(2100, 3, "no tags", truncated=True, logprobs=False), None, "Answer in tags.", env_tokens=[2190]),
+        Step(gen(2100, 2, "no tags", logprobs=False), None, "Answer in tags.", env_tokens=[2190]),
     ], won=False, end_reason="step_limit", judge_parsed=False, judge=gen(2300, 1, "???"))
     failed = Trajectory(prompt_ids=[3000], steps=[
         Step(gen(3100, 1, "<action>look</action>"), "look", "", command="look", admissible=True),
     ], end_reason="timeout: the engine took more than 60 s")
     empty = Trajectory(prompt_ids=[4000], end_reason="token_budget")  # no step: trains nothing
     lost_too = Trajectory(prompt_ids=[5000], steps=[
-        Step(gen(5100, 2, "<action>go to sink</action>", version=7), "go to sink", "You see a sink.",
+        Step(gen(5100, 2, "<action>go to sink</action>", truncated=True, version=7), "go to sink", "You see a sink.",
              command="go to sinkbasin 1", admissible=True, env_tokens=[5190, 5191, 5192]),
     ], won=False, end_reason="lost", score=0.4)
     return TaskRollout(
@@ -86,7 +86,7 @@ def test_group_advantages_pass_each_knob_to_its_own_argument() -> None:
         expected = response_advantages(
             rewards=[[1.0, 0.0], [0.0]],  # the failed and the step-less trajectories are left out
             strategy_shaping=[-1 / 6, 0.0],  # "fridge first" (3 tokens), "cool it" (2 tokens)
-            action_shaping=[[[0.0, -5 / 6], [-1.0]], [[0.0]]],  # 7 tokens: -(7-2)/6; malformed + truncated: -1
+            action_shaping=[[[0.0, -5 / 6], [-0.5]], [[-1.0]]],  # 7 tokens: -(7-2)/6; malformed: -f; truncated: -1
             judge_penalties=[[[0.0, -0.3], [0.0]], [[0.0]]],
             delta=0.25, norm_by_std=True, penalty_mode=mode,
         )
@@ -117,8 +117,7 @@ def test_training_rows_field_by_field() -> None:
         Row("trajectory", [1000], [1110, 1111, 1190, 1191, *range(1210, 1217), 1290], [1, 1, 0, 0] + [1] * 7 + [0],
             [-11.0, -11.01, 0.0, 0.0, *[-(1200 + t) / 100 for t in range(7)], 0.0],
             [a_won[0]] * 2 + [0.0] * 2 + [a_won[1]] * 7 + [0.0], 1.0, 5, (8, 9)),
-        Row("trajectory", [2000], [2110, 2111, 2112, 2190], [1, 1, 1, 0], [0.0] * 4, [a_lost[0]] * 3 + [0.0],
-            0.0, 3, ()),
+        Row("trajectory", [2000], [2110, 2111, 2190], [1, 1, 0], [0.0] * 3, [a_lost[0]] * 2 + [0.0], 0.0, 3, ()),
         Row("trajectory", [5000], [5110, 5111, 5190, 5191, 5192], [1, 1, 0, 0, 0], [-51.0, -51.01, 0.0, 0.0, 0.0],
             [a_sink[0]] * 2 + [0.0] * 3, 0.0, 3, (7,)),
     ]
@@ -134,8 +133,8 @@ def test_step_rows_and_validation_rows() -> None:
             [-0.5] * 7, 1.0, 2, (9,)),
     ]
     lost = rollout.strategies[0].trajectories[1]
-    assert step_rows(lost, None) == [Row("step", [2100, 2101], [2110, 2111, 2112], [1, 1, 1], [0.0] * 3,
-                                         [0.0] * 3, 0.0, 2, ())]
+    assert step_rows(lost, None) == [Row("step", [2100, 2101], [2110, 2111], [1, 1], [0.0] * 2, [0.0] * 2, 0.0, 2,
+                                         ())]
     assert trajectory_row(won, None).advantages == [0.0] * 12
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=True) == step_rows(won, [0.25, -0.5])
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=False) == [trajectory_row(won, [0.25, -0.5])]
@@ -196,7 +195,7 @@ def test_dump_record_field_by_field() -> None:
              "advantage": adv.trajectory_base[0][1], "trained": True, "environment_failure": False,
              "judge": {"text": "???", "parsed": False, "flagged_steps": []},
              "steps": [{"step": 1, "response": "no tags", "action": None, "command": None, "admissible": None,
-                        "observation": "Answer in tags.", "num_tokens": 3, "truncated": True,
+                        "observation": "Answer in tags.", "num_tokens": 2, "truncated": False,
                         "advantage": a_lost[0], "flagged": False}]},
             {"index": 2, "won": False, "reward": 0.0, "end_reason": "timeout: the engine took more than 60 s",
              "score": None, "num_steps": 1, "advantage": None, "trained": False, "environment_failure": True,
@@ -211,7 +210,7 @@ def test_dump_record_field_by_field() -> None:
     empty, sink = cool["trajectories"]
     assert empty["trained"] is False and empty["advantage"] is None and empty["steps"] == []
     assert sink["index"] == 1 and sink["score"] == 0.4 and sink["advantage"] == adv.trajectory_base[1][0]
-    assert sink["steps"][0]["advantage"] == a_sink[0]
+    assert sink["steps"][0]["advantage"] == a_sink[0] and sink["steps"][0]["truncated"] is True
     # Validation: no advantages anywhere, nothing dropped; an empty cosine list means "not embedded".
     valid = task_record("valid", 0, "strata", TASK, TaskRollout(rollout.candidates, [2], rollout.strategies[:1]),
                         None)
@@ -221,3 +220,13 @@ def test_dump_record_field_by_field() -> None:
     assert strategy["score"] is strategy["advantage"] is strategy["token_advantage"] is None
     assert strategy["dropped"] is False
     assert [t["trained"] for t in strategy["trajectories"]] == [False, False, False]
+
+
+def test_a_group_without_strategy_has_no_strategy_shaping() -> None:
+    # The GRPO baseline's one group: no candidate, so no strategy response and no s(z) (its score is dumped).
+    rollout = make_rollout()
+    flat = TaskRollout([], [], [StrategyRollout(None, rollout.strategies[0].trajectories)])
+    adv = group_advantages(flat, StrataConfig.from_dict({**CONFIG_KEYS, "penalty_mode": "pre_norm"}))
+    # pre_norm: S̃ = top-k mean of R + Σ(s + j) over [won: 1 + (0 + 0) + (-5/6 - 0.3), lost: 0 - 0.5] + s(z) = 0.
+    assert adv.strategy_scores == pytest.approx([1 - 5 / 6 - 0.3])
+    assert training_rows(flat, adv)[0].role == "trajectory"
