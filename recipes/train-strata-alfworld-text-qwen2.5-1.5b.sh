@@ -18,6 +18,8 @@ DATA=${DATA:-$HOME/data/strata-alfworld}
 CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-1.5b}
 N_GPUS=${N_GPUS:-2}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
+KEEP_CKPTS=${KEEP_CKPTS:-2}                                # checkpoints kept (below)
+VLLM_USE_V2_MODEL_RUNNER=${VLLM_USE_V2_MODEL_RUNNER:-1}    # vLLM's model runner: 1 = V2, 0 = V1 (below)
 
 # Rollout sizing (tests/recipes/test_recipes.py checks it against the resolved config).
 # In flight: 16 tasks x N*M = 32 episodes = 512 episodes over 2 vLLM replicas (TP1) = 256 per replica.
@@ -34,6 +36,16 @@ PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}  
 # prefix-cache hit).
 # Environment: 8 agent-loop workers x 6 = 48 game processes (~11 episodes each) for a 64-core node:
 # the engine is CPU-bound Python, so processes beyond the free cores add memory, not steps.
+
+# Checkpoints: one every 10 steps, each ~17 GiB (1.54B params x 12 B: fp32 weights and Adam). The newest
+# KEEP_CKPTS=2 stay (verl's trainer.max_actor_ckpt_to_keep; unset, all 15 of a 150-step run would stay:
+# ~258 GiB). The release layout needs only the last step (`strata export --release` and the evaluation
+# recipes read global_step_150); the one before it is what trainer.resume_mode=auto falls back to when the
+# newest is damaged, and costs no extra peak disk: verl holds two while it saves either way.
+# vLLM's model runner: vLLM 0.29 runs its V2 runner whenever Triton is installed (the GPU install; the CPU
+# tests run V1, having no Triton). If training/rollout_probs_diff_* jumps after the first weight sync, fall
+# back with VLLM_USE_V2_MODEL_RUNNER=0 bash recipes/...; every Ray worker gets the value through the runtime
+# env (quoted: Ray takes only strings there), and `strata doctor` prints the runner that will be used.
 
 $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   data.train_files="$DATA/train.parquet" \
@@ -61,7 +73,9 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   trainer.n_gpus_per_node="$N_GPUS" \
   trainer.nnodes=1 \
   trainer.save_freq=10 \
+  trainer.max_actor_ckpt_to_keep="$KEEP_CKPTS" \
   trainer.default_local_dir="$CKPT" \
   trainer.experiment_name=strata-alfworld-qwen2.5-1.5b \
   'trainer.logger=[console,wandb]' \
+  ++ray_kwargs.ray_init.runtime_env.env_vars.VLLM_USE_V2_MODEL_RUNNER="'$VLLM_USE_V2_MODEL_RUNNER'" \
   "$@"

@@ -35,6 +35,9 @@
 # - Weight sync: vLLM loads the base weights from the checkpoint itself (load_format=safetensors), so every
 #   sync sends only the adapter (161.5M x 4 B = 0.6 GiB), gathered one decoder layer at a time
 #   (layered_summon), not the 15 GiB model.
+# Checkpoints: the 7B recipe's KEEP_CKPTS=2, each ~30 GiB rather than its ~85: verl's model shard is the whole
+# state dict, the frozen base included, in fp32 ((7.62B + 161.5M) x 4 B), and Adam's moments cover only the
+# trainable adapter (161.5M x 8 B); `strata doctor` estimates it so.
 # Prefill (chunked): 16384 tokens per engine step. Environment: 8 agent-loop workers x 6 = 48 game processes
 # for a 64-core node, as the 1.5B recipe.
 set -euo pipefail

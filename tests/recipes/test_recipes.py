@@ -3,11 +3,14 @@ typo or a missing key in a recipe fails CI; the GPU recipes themselves cannot ru
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from strata.report.config_diff import INFRASTRUCTURE, diff_configs
 from strata.report.config_resolve import flatten
-from tests.recipes.resolved import RECIPES, resolve
+from tests.recipes.resolved import RECIPES, REPO, resolve
 
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "train-grpo"))])
@@ -138,3 +141,27 @@ def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
     preset = "sciworld_grpo" if "-grpo-" in recipe else "sciworld"
     assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == preset
     assert config["env"]["reward"] == "success"  # the spec's outcome reward; env.reward=score switches
+
+
+GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]
+
+
+@pytest.mark.parametrize("recipe", GPU_RECIPES)
+def test_gpu_recipes_keep_two_checkpoints_and_pass_the_vllm_runner_switch_to_ray(recipe):
+    """Retention bounds the disk (verl keeps every checkpoint by default: 15 in 150 steps); the runner switch
+    reaches every Ray worker, vLLM's servers included, through the runtime env."""
+    config = resolve(recipe, *(("/ckpt/global_step_150", "3") if recipe.startswith("evaluate") else ()))
+    assert config["trainer"]["max_actor_ckpt_to_keep"] == 2
+    assert config["ray_kwargs"]["ray_init"]["runtime_env"]["env_vars"]["VLLM_USE_V2_MODEL_RUNNER"] == "1"
+
+
+def test_the_runner_switch_and_the_retention_are_one_variable_each():
+    """``VLLM_USE_V2_MODEL_RUNNER=0 bash recipes/...`` is the fallback to V1; read off the trainer's command line
+    (PY=echo prints it instead of running it), through the LoRA recipe's two levels of recipes."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PY": "echo",
+           "VLLM_USE_V2_MODEL_RUNNER": "0", "KEEP_CKPTS": "3"}
+    result = subprocess.run(["bash", "recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh"], cwd=REPO, env=env,
+                            capture_output=True, text=True, check=True, timeout=30)
+    command = result.stdout.split()
+    assert "++ray_kwargs.ray_init.runtime_env.env_vars.VLLM_USE_V2_MODEL_RUNNER='0'" in command  # a string for Ray
+    assert "trainer.max_actor_ckpt_to_keep=3" in command
