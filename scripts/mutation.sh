@@ -8,6 +8,9 @@
 #                                         # re-check these mutants (names as the list prints them) against
 #                                         # the current tests, keeping the last run's other results
 #
+# On a busy machine, scripts/mutation_check.py re-checks one file's mutants (from the mutants/ folder this
+# leaves) against chosen tests only, without mutmut's runner; see its docstring.
+#
 # MUTATION_JOBS (default: the CPU count) mutants run at once, under nice 19. The run happens in a scratch
 # copy of the working tree (MUTATION_DIR, default outputs/mutation), so no source you work on is touched.
 set -euo pipefail

@@ -164,3 +164,19 @@ def test_a_root_is_refused_with_its_latest_complete_step(tmp_path: Path, make_st
 )
 def test_error_line_is_the_type_and_first_line(error: BaseException, line: str) -> None:
     assert error_line(error) == line
+
+
+@pytest.mark.parametrize("content", ["[2]", '{"world_size": 0}', '{"world_size": -2}', '{"world_size": "2"}'])
+def test_an_fsdp_config_without_a_positive_world_size_is_unreadable(tmp_path: Path, make_step, content) -> None:
+    step = make_step(tmp_path, 1)
+    (step / "actor/fsdp_config.json").write_text(content)
+    assert describe_checkpoint(step).missing == ("actor/fsdp_config.json (unreadable: no positive integer world_size)",)
+
+
+def test_a_damaged_lora_record_says_the_step_is_damaged(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 1)
+    record = step / "actor/lora_train_meta.json"
+    record.write_text('{"r": "eight"}')
+    message = _message(describe_checkpoint, step)
+    assert message.startswith(f"{record} does not hold verl's LoRA rank and alpha (")
+    assert message.endswith("; verl writes it for a LoRA run, so the step is damaged")

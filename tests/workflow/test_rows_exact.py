@@ -9,6 +9,8 @@ record field goes where, and which config key reaches which argument.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from strata.core.advantage import response_advantages
@@ -230,3 +232,15 @@ def test_a_group_without_strategy_has_no_strategy_shaping() -> None:
     # pre_norm: S̃ = top-k mean of R + Σ(s + j) over [won: 1 + (0 + 0) + (-5/6 - 0.3), lost: 0 - 0.5] + s(z) = 0.
     assert adv.strategy_scores == pytest.approx([1 - 5 / 6 - 0.3])
     assert training_rows(flat, adv)[0].role == "trajectory"
+
+
+def test_advantages_of_another_shape_are_refused() -> None:
+    # Rows must never pair a response with another one's advantage: every zip is strict.
+    rollout = make_rollout()
+    adv = group_advantages(rollout, CONFIG)
+    (won, lost), sink = adv.actions
+    for wrong in (replace(adv, strategy=adv.strategy[:1]), replace(adv, strategy_scores=adv.strategy_scores[:1]),
+                  replace(adv, actions=adv.actions[:1]), replace(adv, actions=[[won], sink]),
+                  replace(adv, actions=[[won, lost, won], sink])):
+        with pytest.raises(ValueError, match="zip"):
+            training_rows(rollout, wrong)
