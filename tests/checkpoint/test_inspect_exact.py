@@ -180,3 +180,43 @@ def test_a_damaged_lora_record_says_the_step_is_damaged(tmp_path: Path, make_ste
     message = _message(describe_checkpoint, step)
     assert message.startswith(f"{record} does not hold verl's LoRA rank and alpha (")
     assert message.endswith("; verl writes it for a LoRA run, so the step is damaged")
+
+
+def test_a_folder_that_is_no_step_names_the_newest_one_inside(tmp_path: Path, make_step) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    assert _message(describe_checkpoint, runs) == (
+        f"{runs} is not a global_step_N folder (verl reads the step from that name)")
+    make_step(runs, 3)
+    make_step(runs, 12)
+    assert _message(describe_checkpoint, runs) == (
+        f"{runs} is not a global_step_N folder (verl reads the step from that name); it holds global_step_12")
+    assert _message(describe_checkpoint, tmp_path / "absent") == (
+        f"no checkpoint folder at {tmp_path / 'absent'}; pass an existing .../global_step_N folder")
+
+
+def test_roles_sort_actor_first_then_by_name(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 1)
+    for role in ("critic", "aaa_ref"):
+        (step / role).mkdir()
+        (step / role / "fsdp_config.json").write_text('{"FSDP_version": 2, "world_size": 1}')
+    assert [role.name for role in describe_checkpoint(step).roles] == ["actor", "aaa_ref", "critic"]
+
+
+def test_exactly_four_missing_items_need_no_ellipsis(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 1, world_size=2, data=False)
+    for name in ("model_world_size_2_rank_0.pt", "model_world_size_2_rank_1.pt", "optim_world_size_2_rank_1.pt"):
+        (step / "actor" / name).unlink()
+    assert _message(check_resumable, step, world_size=2) == (
+        f"{step} is incomplete (missing, truncated or damaged: actor/model_world_size_2_rank_0.pt, "
+        "actor/model_world_size_2_rank_1.pt, actor/optim_world_size_2_rank_1.pt, data.pt), "
+        "probably an interrupted save")
+
+
+def test_resume_skips_a_step_it_cannot_describe_and_says_why(tmp_path: Path, make_step, caplog) -> None:
+    make_step(tmp_path, 1)
+    damaged = make_step(tmp_path, 2)
+    (damaged / "actor/lora_train_meta.json").write_text("{}")
+    with caplog.at_level("WARNING", logger="strata.checkpoint.inspect"):
+        assert find_latest_checkpoint(tmp_path) == tmp_path / "global_step_1"
+    assert f"skipping {damaged}: {damaged / 'actor/lora_train_meta.json'} does not hold verl's LoRA" in caplog.text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from strata.core.rewards import length_penalty, outcome_reward
+from strata.core.rewards import length_penalty, outcome_reward, response_shaping
 
 
 def test_defaults_are_an_unfinished_response_and_the_success_reward() -> None:
@@ -26,3 +26,10 @@ def test_an_unknown_mode_lists_the_valid_ones() -> None:
     with pytest.raises(ValueError) as error:
         outcome_reward(True, None, "dense")
     assert str(error.value) == "unknown reward mode 'dense' (env.reward); valid: success, score"
+
+
+def test_shaping_defaults_and_its_upper_clip() -> None:
+    assert response_shaping(2, 8, 0.5, True) == 0.0  # not truncated unless told
+    assert response_shaping(2, 8, 0.5, False) == -1.0  # f = 1 by default
+    # s(r) = clip(-f - ℓ, -1, 0): a negative f (never valid in the config) still gives no bonus.
+    assert response_shaping(2, 8, 0.5, False, format_penalty=-0.5) == 0.0

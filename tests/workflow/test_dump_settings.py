@@ -7,6 +7,7 @@ wrong name or a draw salted differently went unnoticed.
 
 from __future__ import annotations
 
+import gzip
 import os
 import socket
 from pathlib import Path
@@ -78,3 +79,11 @@ def test_writer_name_and_kind(tmp_path: Path) -> None:
     assert writer.maybe_write("valid", 3, task(0), lambda: {"schema": 1})  # validation is on, training is not
     assert not writer.maybe_write("train", 3, task(0), lambda: pytest.fail("not wanted: must not be built"))
     assert (tmp_path / "rollouts" / "valid" / f"step_000003-{writer.writer}.jsonl.gz").is_file()
+
+
+def test_dumps_keep_text_readable(tmp_path: Path) -> None:
+    # ensure_ascii=False: `zcat` shows a game's text as written, not as \\u escapes.
+    writer = DumpWriter(DumpSettings(run_dir=tmp_path))
+    assert writer.maybe_write("valid", 0, task(0), lambda: {"observation": "a café table"})
+    path = tmp_path / "rollouts" / "valid" / f"step_000000-{writer.writer}.jsonl.gz"
+    assert gzip.decompress(path.read_bytes()).decode("utf-8") == '{"observation": "a café table"}\n'
