@@ -8,9 +8,11 @@ from strata.checkpoint.layout import POINTER_FILE
 from strata.checkpoint.pointer import read_latest_pointer, write_latest_pointer
 
 
-def test_the_root_is_created_with_its_parents(tmp_path: Path) -> None:
+def test_the_root_is_created_with_its_parents(tmp_path: Path, caplog) -> None:
     root = tmp_path / "runs" / "a" / "checkpoints"
-    assert write_latest_pointer(root, 3) == root / POINTER_FILE
+    with caplog.at_level("INFO", logger="strata.checkpoint.pointer"):
+        assert write_latest_pointer(root, 3) == root / POINTER_FILE
+    assert caplog.messages == [f"checkpoint pointer {root / POINTER_FILE} -> step 3"]
     assert read_latest_pointer(root) == 3
 
 
