@@ -187,8 +187,8 @@ def test_a_folder_that_is_no_step_names_the_newest_one_inside(tmp_path: Path, ma
     runs.mkdir()
     assert _message(describe_checkpoint, runs) == (
         f"{runs} is not a global_step_N folder (verl reads the step from that name)")
-    make_step(runs, 3)
-    make_step(runs, 12)
+    for step in (3, 7, 12):  # the newest, not the second
+        make_step(runs, step)
     assert _message(describe_checkpoint, runs) == (
         f"{runs} is not a global_step_N folder (verl reads the step from that name); it holds global_step_12")
     assert _message(describe_checkpoint, tmp_path / "absent") == (
