@@ -5,7 +5,8 @@ recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation 
 again from global_step_1, which must repeat the uninterrupted step 2; and the checkpoint tools on the LoRA step
 (export merges the adapter as PEFT does, reshard keeps it).
 
-Everything else is tests/integration/test_strata_trainer.py's run (real verl, FSDP2, Ray, ALFWorld, judge).
+Everything else is the tiny CPU recipe's own run on its random model (real verl, FSDP2, Ray, ALFWorld,
+the judge, multi-turn rows: the paper's default, which the playing agent of test_strata_trainer.py does not use).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from strata.checkpoint.fsdp2 import load_shard
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.lora import LoraMeta
 from strata.checkpoint.reshard import reshard_checkpoint
-from tests.integration.trainer_runs import REPRODUCED, metrics_by_step, resume_step_2, run_recipe
+from tests.integration.trainer_runs import REPRODUCED, metrics_by_step, resume_last_step, run_recipe
 
 pytestmark = pytest.mark.slow
 RANK, ALPHA = 8, 16
@@ -45,7 +46,7 @@ ADAPTED = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 def uninterrupted(tmp_path_factory) -> tuple[Path, dict[int, dict]]:
     """The recipe with LoRA for 2 steps from scratch: its output folder and its metrics by step."""
     out = tmp_path_factory.mktemp("lora") / "run"
-    run_recipe(out, *LORA)
+    run_recipe(out, None, *LORA)
     return out, metrics_by_step(out / "metrics.jsonl")
 
 
@@ -85,7 +86,7 @@ def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrup
 
 def test_resume_repeats_the_uninterrupted_lora_step(uninterrupted, tmp_path):
     out, steps = uninterrupted
-    resumed = resume_step_2(out, tmp_path / "resumed", out / "checkpoints/global_step_1", *LORA)
+    resumed = resume_last_step(out, tmp_path / "resumed", None, *LORA)
     for key in REPRODUCED:
         assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
 

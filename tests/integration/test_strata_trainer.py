@@ -17,7 +17,7 @@ tests/checkpoint.)
 Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the vLLM replica, router and weight
 sync), dynamic batch sizing as in the GPU recipes, the real ALFWorld engine on generated pick games, N=2
 strategies of σ·N=4 candidates, M=2 trajectories each, the judge on, per-step rows (the agent's prompts). The
-`hf` rollout and multi-turn rows are covered by the learning check and the smoke run.
+`hf` rollout is covered by the learning check and the smoke run; multi-turn rows on vLLM by test_lora.py's run.
 """
 
 from __future__ import annotations

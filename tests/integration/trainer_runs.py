@@ -22,15 +22,26 @@ REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/m
               "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
               "actor/grad_norm", "actor/lr")
 
-# The GPU recipes size micro-batches by tokens (use_dynamic_bsz). The agent's vocabulary has 2,048 entries, so a
-# micro-batch token costs 8 kB of fp32 logits and as much gradient: 8192 tokens (all of a step's short per-step
-# rows in one or two micro-batches) stay far inside this machine's memory.
-DYNAMIC_BSZ = (
-    "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192",
-    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=8192",
-    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
-    "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=8192",
-)
+
+
+def dynamic_bsz(tokens: int) -> tuple[str, ...]:
+    """Micro-batches sized by tokens, as the GPU recipes size them (use_dynamic_bsz)."""
+    return (
+        "actor_rollout_ref.actor.use_dynamic_bsz=true", f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={tokens}",
+        "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true",
+        f"actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={tokens}",
+        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
+        f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={tokens}",
+    )
+
+
+# The agent's vocabulary has 2,048 entries, so a micro-batch token costs 8 kB of fp32 logits and as much
+# gradient: 8192 tokens (all of a step's short per-step rows in one or two micro-batches) stay far inside this
+# machine's memory.
+AGENT_DYNAMIC_BSZ = dynamic_bsz(8192)
+# The tiny random model (test_lora.py) has Qwen2.5's vocabulary: each micro-batch token costs 151,680 fp32 logits
+# (0.6 MB) and as much gradient, so 2048 tokens (4096 let Ray's OOM killer stop a rank in the full suite).
+RANDOM_MODEL_DYNAMIC_BSZ = dynamic_bsz(2048)
 # The settings the agent was warm-started with (`strata.assets.alfworld_agent.AgentRecipe.strata_config`): the
 # compact prompts, one row per step showing the last 2 steps. Multi-turn rows would show it whole conversations,
 # prompts it never saw. 12-step episodes leave room to win a pick game (the expert needs ~6); sampling at T=0.6
@@ -51,15 +62,21 @@ AGENT_SETTINGS = (
 )
 
 
-def run_recipe(out: Path, agent: Path, *overrides: str) -> None:
-    """The recipe for `STEPS` steps on ``agent``'s training games and its held-out valid_seen split."""
-    out.mkdir(parents=True, exist_ok=True)
-    if not (out / "model").exists():
-        (out / "model").symlink_to(agent / "model")  # the recipe trains ``$OUT/model`` (builds one if missing)
-    env = dict(os.environ, OUT=str(out), STEPS=str(STEPS), DATA=str(agent), VAL_SPLIT="valid_seen",
-               PLATFORM="cpu_vllm", PY=str(REPO / ".venv/bin/python"))
+def run_recipe(out: Path, agent: Path | None, *overrides: str) -> None:
+    """The recipe for `STEPS` steps on ``agent``'s training games and its held-out valid_seen split; with no
+    agent, on the recipe's own tiny random model (multi-turn rows, the bundled games, valid_unseen's 6 games)."""
+    env = dict(os.environ, OUT=str(out), STEPS=str(STEPS), PLATFORM="cpu_vllm", PY=str(REPO / ".venv/bin/python"))
+    if agent is None:
+        env["VAL_SPLIT"] = "valid_unseen"
+        settings = RANDOM_MODEL_DYNAMIC_BSZ
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        if not (out / "model").exists():
+            (out / "model").symlink_to(agent / "model")  # the recipe trains ``$OUT/model`` (builds one if missing)
+        env.update(DATA=str(agent), VAL_SPLIT="valid_seen")
+        settings = AGENT_DYNAMIC_BSZ + AGENT_SETTINGS
     segments_before = shared_segments()
-    result = subprocess.run(["bash", str(RECIPE), *DYNAMIC_BSZ, *AGENT_SETTINGS, *overrides], env=env,
+    result = subprocess.run(["bash", str(RECIPE), *settings, *overrides], env=env,
                             capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
@@ -73,13 +90,16 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return steps
 
 
-def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path, *overrides: str) -> dict[int, dict]:
+def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path | None, *overrides: str) -> dict[int, dict]:
     """Run the recipe again from the uninterrupted run's checkpoint of step `STEPS` - 1 (only the last step
     trains); return its metrics by step."""
     last = STEPS
+    # The random model the uninterrupted run built (an agent's model is linked into each run folder).
+    same_model = () if agent is not None else (f"actor_rollout_ref.model.path={uninterrupted_out / 'model'}",)
     run_recipe(out, agent, "trainer.resume_mode=resume_path",
                f"trainer.resume_from_path={uninterrupted_out / f'checkpoints/global_step_{last - 1}'}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *overrides)
+               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *same_model,
+               *overrides)
     steps = metrics_by_step(out / "metrics.jsonl")
     assert last - 1 not in steps and last in steps
     return steps
