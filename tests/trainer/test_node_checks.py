@@ -26,6 +26,13 @@ def with_env(config: dict, **env_vars: str) -> dict:
     return {**config, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": env_vars}}}}
 
 
+@pytest.fixture(autouse=True)
+def no_platform_override(monkeypatch):
+    """These tests describe GPU runs, whose platform only their config sets; an earlier test in the same process
+    may have left ``VERL_PLATFORM=cpu`` in the environment (`strata.trainer.main` exports it to its driver)."""
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+
+
 @pytest.fixture
 def gpu_node(monkeypatch, tmp_path):
     """A node whose /dev shows one GPU."""
@@ -34,7 +41,6 @@ def gpu_node(monkeypatch, tmp_path):
     (dev / "nvidia0").touch()
     monkeypatch.setattr(cpu_platform, "DEVICE_FOLDER", dev)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.delenv("VERL_PLATFORM", raising=False)
     return dev
 
 
