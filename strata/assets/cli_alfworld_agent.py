@@ -10,7 +10,7 @@ from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_a
 from strata.cli_types import positive_int
 from strata.envs.explorer import SEARCH_ORDERS
 
-EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~13 min on 2 cores"
+EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~15 min on 2 cores"
 DEFAULTS = AgentRecipe()
 
 
