@@ -91,16 +91,13 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return steps
 
 
-def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path | None, *overrides: str) -> dict[int, dict]:
-    """Run the recipe again from the uninterrupted run's checkpoint of step `STEPS` - 1 (only the last step
-    trains); return its metrics by step."""
+def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path, *overrides: str) -> dict[int, dict]:
+    """Run the recipe on ``agent`` again from the uninterrupted run's checkpoint of step `STEPS` - 1 (only the
+    last step trains); return its metrics by step."""
     last = STEPS
-    # The random model the uninterrupted run built (an agent's model is linked into each run folder).
-    same_model = () if agent is not None else (f"actor_rollout_ref.model.path={uninterrupted_out / 'model'}",)
     run_recipe(out, agent, "trainer.resume_mode=resume_path",
                f"trainer.resume_from_path={uninterrupted_out / f'checkpoints/global_step_{last - 1}'}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *same_model,
-               *overrides)
+               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *overrides)
     steps = metrics_by_step(out / "metrics.jsonl")
     assert last - 1 not in steps and last in steps
     return steps
