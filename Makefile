@@ -26,8 +26,13 @@ $(STAMP): pyproject.toml Makefile
 
 install: $(STAMP)
 
+# The fast tests on 2 workers (a whole module each, so its fixtures are built once), then the slow ones
+# (trainer runs, each using both cores) one at a time; both parts always run, either failing fails the target.
 test: install
-	$(PY) -m pytest -q --durations=20
+	status=0; \
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile --durations=10 || status=1; \
+	$(PY) -m pytest -q -m slow --durations=20 || status=1; \
+	exit $$status
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"

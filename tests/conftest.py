@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,26 @@ def _once(name: str, make: Callable[[], Any]) -> Any:
 def _folder(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh temporary folder, or a fixed one under STRATA_TEST_ASSET_CACHE (kept across sessions)."""
     return Path(_ASSET_CACHE) / name if _ASSET_CACHE else tmp_path_factory.mktemp(name)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's folder of resolved recipes (`tests.recipes.resolved`), made by the process that runs
+    first: plain pytest, or xdist's controller, whose workers inherit the variable and share the folder."""
+    from tests.recipes.resolved import CACHE_VARIABLE
+
+    if CACHE_VARIABLE not in os.environ:
+        os.environ[CACHE_VARIABLE] = tempfile.mkdtemp(prefix="strata-recipes-")
+        config.stash[_RECIPE_CACHE_OWNER] = True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests.recipes.resolved import CACHE_VARIABLE
+
+    if config.stash.get(_RECIPE_CACHE_OWNER, False):
+        shutil.rmtree(os.environ.pop(CACHE_VARIABLE), ignore_errors=True)
+
+
+_RECIPE_CACHE_OWNER = pytest.StashKey[bool]()
 
 
 @pytest.fixture(scope="session")

@@ -1,27 +1,57 @@
 """Recipes resolved as the trainer would run them (``DRY_RUN=1``), once per test session.
 
-Each resolution starts a Python process that imports verl (~15 s), and several test files check the same
-recipes, so results are cached by recipe and arguments; callers must not modify what they get. The
-resolution itself is the library's (`strata.report.recipe_config`), the one `strata config-diff` uses.
+Each resolution starts a Python process that imports verl (~10 s), and several test files check the same
+recipes, so results are cached by recipe and arguments; callers must not modify what they get. `make test`
+runs the fast tests on two xdist workers, so the cache is a folder both share (`CACHE_VARIABLE`, made by
+tests/conftest.py for the session), one JSON file per resolution, written under a lock by whichever worker
+asks first. The resolution itself is the library's (`strata.report.recipe_config`), the one `strata
+config-diff` uses.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
+import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from strata.report.recipe_config import RecipeError, resolve_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p.name for p in (REPO / "recipes").glob("*.sh"))
+EVALUATION_ARGS = ("/ckpt/global_step_150", "3")
+"""What every test passes an evaluation recipe (checkpoint, seed): one set, so each recipe resolves once."""
+CACHE_VARIABLE = "STRATA_TEST_RECIPE_CACHE"
+
+
+def recipe_args(recipe: str) -> tuple[str, ...]:
+    """The positional arguments the tests give ``recipe``: `EVALUATION_ARGS` for an evaluation recipe."""
+    return EVALUATION_ARGS if recipe.startswith("evaluate") else ()
 
 
 @functools.cache
 def resolve(recipe: str, *args: str) -> dict:
-    """``recipes/RECIPE`` with ``args`` resolved; the tiny recipe's files go to ``outputs/dry-run``."""
-    env = {"PY": sys.executable, "OUT": str(REPO / "outputs/dry-run")}
-    try:
-        return resolve_recipe(REPO / "recipes" / recipe, args, env=env)
-    except RecipeError as error:
-        raise AssertionError(f"{error}\n{error.output[-3000:]}") from None
+    """``recipes/RECIPE`` with ``args`` resolved; the tiny recipes' files go to ``outputs/dry-run/WORKER``
+    (one folder per worker: two workers building the tiny model in one folder would race)."""
+    folder = Path(os.environ.get(CACHE_VARIABLE) or tempfile.gettempdir()) / "resolved"
+    folder.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(json.dumps([recipe, *args]).encode()).hexdigest()[:16]
+    done = folder / f"{key}.json"
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for this resolution instead of repeating it
+        if done.is_file():
+            return json.loads(done.read_text())
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        env = {"PY": sys.executable, "OUT": str(REPO / "outputs/dry-run" / worker)}
+        try:
+            config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
+        except RecipeError as error:
+            raise AssertionError(f"{error}\n{error.output[-3000:]}") from None
+        partial = done.with_suffix(".partial")
+        partial.write_text(json.dumps(config))
+        partial.replace(done)
+        return config

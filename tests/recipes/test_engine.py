@@ -7,10 +7,7 @@ import pytest
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from tests.recipes.resolved import RECIPES, resolve
-
-EVAL_ARGS = ("/ckpt/global_step_150", "0")
-
+from tests.recipes.resolved import RECIPES, recipe_args, resolve
 
 # The CPU learning benchmark's recipe pads its rows: packed rows cost ~3x on a CPU's sdpa (its header says why).
 PADDED = {"train-strata-alfworld-agent-cpu.sh"}
@@ -18,7 +15,7 @@ PADDED = {"train-strata-alfworld-agent-cpu.sh"}
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "evaluate-strata"))])
 def test_every_strata_recipe_runs_fsdp2_with_sdpa_and_remove_padding(recipe):
-    config = resolve(recipe, *(EVAL_ARGS if recipe.startswith("evaluate") else ()))
+    config = resolve(recipe, *recipe_args(recipe))
     actor_rollout_ref = config["actor_rollout_ref"]
     for role in ("actor", "ref"):
         assert actor_rollout_ref[role]["strategy"] == "fsdp2", role

@@ -41,7 +41,7 @@ from strata.workflow.episode import Episode, EpisodeLimits
 from strata.workflow.policy import Policy
 from strata.workflow.records import Trajectory
 from strata.workflow.rows import trajectory_row
-from tests.recipes.resolved import resolve
+from tests.recipes.resolved import EVALUATION_ARGS, resolve
 
 H = 50
 QWEN25_CONTEXT = 32768  # max_position_embeddings of Qwen2.5-1.5B-Instruct and -7B-Instruct
@@ -51,8 +51,8 @@ GPU_RECIPES = {
     "train-strata-alfworld-text-qwen2.5-1.5b.sh": (),
     "train-strata-alfworld-text-qwen2.5-7b.sh": (),
     "train-strata-alfworld-text-qwen2.5-7b-lora.sh": (),
-    "evaluate-strata-alfworld-text-qwen2.5-1.5b.sh": ("/ckpt/global_step_150", "0"),
-    "evaluate-strata-alfworld-text-qwen2.5-7b.sh": ("/ckpt/global_step_150", "0"),
+    "evaluate-strata-alfworld-text-qwen2.5-1.5b.sh": EVALUATION_ARGS,
+    "evaluate-strata-alfworld-text-qwen2.5-7b.sh": EVALUATION_ARGS,
 }
 STRATEGY = (
     "Find a plate: check the cabinets first, then the countertops and the drawers, opening each closed one. "

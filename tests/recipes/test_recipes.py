@@ -10,7 +10,7 @@ import pytest
 
 from strata.report.config_diff import INFRASTRUCTURE, diff_configs
 from strata.report.config_resolve import flatten
-from tests.recipes.resolved import RECIPES, REPO, resolve
+from tests.recipes.resolved import EVALUATION_ARGS, RECIPES, REPO, recipe_args, resolve
 
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "train-grpo"))])
@@ -23,7 +23,7 @@ def test_training_recipes_resolve(recipe):
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-")])
 def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
-    config = resolve(recipe, "/ckpt/global_step_150", "3")
+    config = resolve(recipe, *EVALUATION_ARGS)
     assert config["trainer"]["val_only"] is True
     assert config["trainer"]["resume_from_path"] == "/ckpt/global_step_150"
     assert config["actor_rollout_ref"]["rollout"]["seed"] == 3
@@ -91,7 +91,7 @@ def test_the_lora_recipe_trains_an_adapter_on_the_full_recipes_algorithm():
 
 
 def test_the_lora_evaluation_recipe_loads_the_adapter_of_a_lora_checkpoint():
-    evaluate = flatten(resolve("evaluate-strata-alfworld-text-qwen2.5-7b-lora.sh", "/ckpt/global_step_150", "3"))
+    evaluate = flatten(resolve("evaluate-strata-alfworld-text-qwen2.5-7b-lora.sh", *EVALUATION_ARGS))
     assert {key: evaluate[key] for key in LORA_KEYS if "lora" in key} == {
         key: value for key, value in LORA_KEYS.items() if "lora" in key}
     assert evaluate["trainer.n_gpus_per_node"] == 2
@@ -137,7 +137,7 @@ def test_gpu_recipe_kv_cache_holds_its_running_episodes(recipe):
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if "-sciworld-" in r])
 def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
-    config = resolve(recipe, *(("/ckpt/global_step_150", "3") if recipe.startswith("evaluate") else ()))
+    config = resolve(recipe, *recipe_args(recipe))
     preset = "sciworld_grpo" if "-grpo-" in recipe else "sciworld"
     assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == preset
     assert config["env"]["reward"] == "success"  # the spec's outcome reward; env.reward=score switches
@@ -150,7 +150,7 @@ GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]
 def test_gpu_recipes_keep_two_checkpoints_and_pass_the_vllm_runner_switch_to_ray(recipe):
     """Retention bounds the disk (verl keeps every checkpoint by default: 15 in 150 steps); the runner switch
     reaches every Ray worker, vLLM's servers included, through the runtime env."""
-    config = resolve(recipe, *(("/ckpt/global_step_150", "3") if recipe.startswith("evaluate") else ()))
+    config = resolve(recipe, *recipe_args(recipe))
     assert config["trainer"]["max_actor_ckpt_to_keep"] == 2
     assert config["ray_kwargs"]["ray_init"]["runtime_env"]["env_vars"]["VLLM_USE_V2_MODEL_RUNNER"] == "1"
 

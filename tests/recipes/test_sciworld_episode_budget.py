@@ -27,12 +27,11 @@ from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import Episode, EpisodeLimits
 from strata.workflow.policy import Policy
-from tests.recipes.resolved import RECIPES, resolve
+from tests.recipes.resolved import RECIPES, recipe_args, resolve
 from tests.recipes.test_episode_budget import LONGER_RESPONSES, QWEN25_CONTEXT, Measured
 
 H = 50
-GPU_RECIPES = {recipe: ("/ckpt/global_step_150", "0") if recipe.startswith("evaluate") else ()
-               for recipe in RECIPES if "-sciworld-qwen2.5-" in recipe}
+GPU_RECIPES = {recipe: recipe_args(recipe) for recipe in RECIPES if "-sciworld-qwen2.5-" in recipe}
 TOUR = ("kitchen", "hallway", "greenhouse", "hallway", "living room", "hallway", "bedroom", "hallway",
         "art studio", "hallway", "workshop", "hallway")
 STRATEGY = ("Explore the house: look around each room, note the plants, animals and tools, then go on to the "
