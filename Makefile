@@ -4,6 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.strata-installed
 TORCH  := torch==2.13.0
+FAST   := -m "not slow" -n 2 --dist loadfile   # the fast tests, on 2 pytest-xdist workers
 
 .PHONY: install test test-fast demo smoke lint clean
 
@@ -30,12 +31,12 @@ install: $(STAMP)
 # (trainer runs, each using both cores) one at a time; both parts always run, either failing fails the target.
 test: install
 	status=0; \
-	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile --durations=10 || status=1; \
+	$(PY) -m pytest -q $(FAST) --durations=10 || status=1; \
 	$(PY) -m pytest -q -m slow --durations=20 || status=1; \
 	exit $$status
 
 test-fast: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(FAST)
 
 demo: install
 	bash recipes/demo-cpu.sh
