@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from strata.report.recipe_config import RecipeError, resolve_recipe
@@ -37,7 +36,7 @@ def recipe_args(recipe: str) -> tuple[str, ...]:
 def resolve(recipe: str, *args: str) -> dict:
     """``recipes/RECIPE`` with ``args`` resolved; the tiny recipes' files go to ``outputs/dry-run/WORKER``
     (one folder per worker: two workers building the tiny model in one folder would race)."""
-    folder = Path(os.environ.get(CACHE_VARIABLE) or tempfile.gettempdir()) / "resolved"
+    folder = Path(os.environ[CACHE_VARIABLE]) / "resolved"  # per session: a kept folder would serve stale recipes
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(json.dumps([recipe, *args]).encode()).hexdigest()[:16]
     done = folder / f"{key}.json"
