@@ -17,6 +17,7 @@ MODEL=${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}
 DATA=${DATA:-$HOME/data/strata-alfworld}
 CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-1.5b}
 N_GPUS=${N_GPUS:-2}
+NNODES=${NNODES:-1}   # nodes of N_GPUS each; more than 1 joins the Ray cluster at RAY_ADDRESS (scripts/ray-node.sh)
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 KEEP_CKPTS=${KEEP_CKPTS:-2}                                # checkpoints kept (below)
 VLLM_USE_V2_MODEL_RUNNER=${VLLM_USE_V2_MODEL_RUNNER:-1}    # vLLM's model runner: 1 = V2, 0 = V1 (below)
@@ -71,7 +72,7 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   env.num_workers=6 \
   strata.seeded_sampling=false \
   trainer.n_gpus_per_node="$N_GPUS" \
-  trainer.nnodes=1 \
+  trainer.nnodes="$NNODES" \
   trainer.save_freq=10 \
   trainer.max_actor_ckpt_to_keep="$KEEP_CKPTS" \
   trainer.default_local_dir="$CKPT" \

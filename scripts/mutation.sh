@@ -7,6 +7,7 @@
 #   MUTATION_KEEP=1 bash scripts/mutation.sh NAME...
 #                                         # re-check these mutants (names as the list prints them) against
 #                                         # the current tests, keeping the last run's other results
+#   bash scripts/mutation.sh --generate   # only write the mutants/ folder (for scripts/mutation_check.py)
 #
 # On a busy machine, scripts/mutation_check.py re-checks one file's mutants (from the mutants/ folder this
 # leaves) against chosen tests only, without mutmut's runner; see its docstring.
@@ -36,6 +37,21 @@ cp "$ROOT/scripts/mutation.cfg" "$WORK/setup.cfg"
 # The tests' tokenizer, tiny model, games and MiniLM are built once and shared by every mutant's session.
 export STRATA_TEST_ASSET_CACHE="$WORK/.assets"
 cd "$WORK"
+if [[ "${1:-}" == --generate ]]; then
+  # mutmut 3.8.1's own generation steps (the start of its `run`), without its stats and test passes.
+  "$VENV/bin/python" - "$JOBS" <<'PY'
+import os, sys
+import mutmut.__main__ as m
+m.set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+m.copy_src_dir()
+m.copy_also_copy_files()
+m.setup_source_paths()
+m.store_lines_covered_by_tests()
+print(m.create_mutants(int(sys.argv[1])))
+PY
+  exit 0
+fi
 start=$(date +%s)
 # mutmut redraws a progress line with carriage returns: the log keeps it, the terminal gets the outcome.
 if ! nice -n 19 "$VENV/bin/mutmut" run --max-children "$JOBS" "$@" >"$WORK/mutmut-run.log" 2>&1; then

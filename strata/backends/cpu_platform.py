@@ -2,7 +2,8 @@
 
 verl asks its platform for the device name, the collective backend, the Ray resource that
 workers reserve and a ``torch.cuda``-like module for memory and stream calls. On CPU the answers are
-``cpu``, ``gloo``, Ray's ``CPU`` resource, and a module whose memory/stream calls are no-ops.
+``cpu``, ``gloo``, Ray's logical ``GPU`` resource as the rank slot (see `CPUPlatform.ray_resource_name`),
+and a module whose memory/stream calls are no-ops.
 """
 
 from __future__ import annotations
@@ -176,13 +177,23 @@ class CPUPlatform(PlatformBase):
         return None
 
     def ray_resource_name(self) -> str:
-        return "CPU"
+        """The resource one rank slot is: Ray's logical ``GPU``, which no CPU worker ever claims.
+
+        verl builds one placement group per node of ``n_gpus_per_node`` bundles, each
+        ``{"CPU": max_colocate_count, <this resource>: 1}``, and before that counts Ray's ``GPU`` resource
+        per node; configs/platform/cpu.yaml (``ray_init.num_gpus``) and `scripts/ray-node.sh` give each node
+        as many logical GPUs as it has rank slots. Answering ``CPU`` here made the bundle ``{"CPU": 1}``, which
+        every node has, so with ``trainer.nnodes=2`` both nodes' groups could land on one node. The bundles
+        ask for the slot, so each node's group holds its own node's slots; the workers themselves reserve
+        CPUs (`ray_resource_options`), so Ray never sets ``CUDA_VISIBLE_DEVICES`` for them.
+        """
+        return "GPU"
 
     def ray_noset_envvars(self) -> list[str]:
         return []
 
     def ray_resource_options(self, num_gpus: float) -> dict[str, Any]:
-        # Each "GPU" slot a verl worker asks for becomes one logical CPU.
+        # Each "GPU" share a verl worker asks for becomes the same share of logical CPUs in its bundle.
         return {"num_cpus": num_gpus}
 
     def is_ipc_supported(self) -> bool:

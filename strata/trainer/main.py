@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -53,6 +54,40 @@ def use_configured_platform(config: DictConfig) -> None:
     platform = OmegaConf.select(config, "ray_kwargs.ray_init.runtime_env.env_vars.VERL_PLATFORM")
     if platform:
         os.environ["VERL_PLATFORM"] = str(platform)
+
+
+# The driver's variables a run's workers need. A local Ray cluster is started by this process, so its workers
+# inherit its environment; a running cluster's workers inherit their node's `ray start` shell instead.
+FORWARDED_PREFIXES = ("VERL_", "STRATA_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "WANDB_", "VLLM_", "ALFWORLD_")
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def join_running_cluster(config: DictConfig, env: Mapping[str, str] = os.environ) -> tuple[str, list[str]] | None:
+    """Let ``ray.init`` join the Ray cluster that ``RAY_ADDRESS`` (or ``ray_kwargs.ray_init.address``) names.
+
+    A multi-node run is started on a cluster brought up with ``ray start`` on every node (scripts/ray-node.sh,
+    scripts/slurm-multinode.sh); each node declares its own CPUs and GPUs there. Ray refuses ``num_cpus`` and
+    ``num_gpus`` when it joins a running cluster, and configs/platform/cpu.yaml sets both for a local one, so
+    they are cleared. The workers of a running cluster do not inherit this process's environment, so the
+    variables the run reads there (``VERL_FILE_LOGGER_PATH``, ``HF_HUB_OFFLINE``, ``WANDB_MODE``, ...:
+    `FORWARDED_PREFIXES`) go into the runtime env, unless the config sets them; secrets (names with KEY, TOKEN,
+    SECRET, PASSWORD) are not copied into the config, whose resolved form is saved in the run folder.
+
+    Returns the address joined and the secret variables left out, or None for a local cluster (config unchanged).
+    """
+    address = OmegaConf.select(config, "ray_kwargs.ray_init.address") or env.get("RAY_ADDRESS")
+    if not address or address == "local":
+        return None
+    for key in ("num_cpus", "num_gpus", "resources"):
+        if OmegaConf.select(config, f"ray_kwargs.ray_init.{key}") is not None:
+            OmegaConf.update(config, f"ray_kwargs.ray_init.{key}", None, force_add=True)
+    configured = OmegaConf.select(config, "ray_kwargs.ray_init.runtime_env.env_vars") or {}
+    wanted = sorted(name for name in env if name.startswith(FORWARDED_PREFIXES) and name not in configured)
+    secrets = [name for name in wanted if any(marker in name for marker in SECRET_MARKERS)]
+    for name in wanted:
+        if name not in secrets:
+            OmegaConf.update(config, f"ray_kwargs.ray_init.runtime_env.env_vars.{name}", env[name], force_add=True)
+    return str(address), secrets
 
 
 def save_run_config(config: DictConfig) -> Path | None:
@@ -121,6 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     from strata.trainer.task_runner import StrataTaskRunner
 
     OmegaConf.resolve(config)  # `${strata_file:...}` resolves here, where its resolver is registered
+    joined = join_running_cluster(config)
+    if joined:
+        address, secrets = joined
+        print(f"strata: joining the Ray cluster at {address}: its nodes' own CPUs and GPUs apply "
+              f"(ray_kwargs.ray_init.num_cpus/num_gpus are not passed)", file=sys.stderr)
+        if secrets:
+            print(f"strata: not forwarded to the cluster's workers (secrets): {', '.join(secrets)}; they see "
+                  f"them only if each node's `ray start` ran with them set", file=sys.stderr)
     save_run_config(config)
     segments_before = shared_segments()
     try:

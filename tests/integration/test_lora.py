@@ -23,6 +23,8 @@ from strata.checkpoint.fsdp2 import load_shard
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.lora import LoraMeta
 from strata.checkpoint.reshard import reshard_checkpoint
+from strata.trainer.checks.machine import checkpoint_bytes
+from strata.trainer.checks.model import lora_params, parameter_count
 from tests.integration.trainer_runs import metrics_by_step, run_recipe
 
 pytestmark = pytest.mark.slow
@@ -103,6 +105,19 @@ def test_the_checkpoint_holds_the_adapter_s_optimizer_state(uninterrupted):
     assert sorted(tuple(moments["exp_avg"].shape) for moments in state.values()) == adapter
     assert {float(moments["step"]) for moments in state.values()} == {2.0}
     assert all(float(full(moments["exp_avg_sq"]).abs().max()) > 0 for moments in state.values())
+
+
+def test_the_doctor_s_disk_estimate_matches_what_verl_saved(uninterrupted):
+    """`strata doctor`'s LoRA checkpoint size (fp32 base + adapter, Adam moments for the adapter only) against
+    the files verl wrote for the same model and adapter."""
+    out, _ = uninterrupted
+    actor = out / "checkpoints/global_step_2/actor"
+    adapter = lora_params(out / "model", RANK, "all-linear")
+    for contents, files in ((["model"], ["model"]), (["optimizer"], ["optim"]),
+                            (["model", "optimizer"], ["model", "optim"])):
+        estimate = checkpoint_bytes(parameter_count(out / "model"), contents, adapter)
+        saved = sum((actor / f"{kind}_world_size_1_rank_0.pt").stat().st_size for kind in files)
+        assert saved == pytest.approx(estimate, rel=0.02), (contents, saved, estimate)
 
 
 def test_export_merges_the_adapter_as_peft_does_and_writes_it_alone(uninterrupted, tmp_path):

@@ -127,3 +127,16 @@ def test_too_few_cpus_for_ray_is_an_error(monkeypatch):
     assert lines(host.ray_cpus, {**GPU_RUN, "ray_kwargs": {"ray_init": {"num_cpus": 16}}})[0][0] is Level.OK
     fewer_units = {**GPU_RUN, "transfer_queue": {"backend": {"SimpleStorage": {"num_data_storage_units": 2}}}}
     assert lines(host.ray_cpus, fewer_units)[0] == (Level.OK, "Ray gets 12 logical CPUs (detected by Ray), 10 needed")
+
+
+def test_the_cpu_platform_counts_its_rank_slots_as_gpus():
+    # its bundles are {"CPU": 3, "GPU": 1} too: 5 ranks need 3 x 5 + 1 storage unit + 2 = 18 > cpu.yaml's 16
+    cpu_run = with_env({"trainer": {"n_gpus_per_node": 5, "nnodes": 1, "device": "cpu"},
+                        "transfer_queue": {"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}},
+                       VERL_PLATFORM="cpu")
+    cpu_run["ray_kwargs"]["ray_init"]["num_cpus"] = 16
+    [(level, line)] = lines(host.ray_cpus, cpu_run)
+    assert level is Level.ERROR and "the run needs 18" in line
+    cpu_run["trainer"]["n_gpus_per_node"] = 2
+    assert lines(host.ray_cpus, cpu_run) == [
+        (Level.OK, "Ray gets 16 logical CPUs (ray_kwargs.ray_init.num_cpus), 9 needed")]

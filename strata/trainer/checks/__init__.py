@@ -4,17 +4,18 @@ trainer before Ray starts (stopping on errors, printing warnings).
 A problem that would certainly fail the run is an ERROR: a missing rollout or attention package, fewer
 GPUs than asked, a CUDA driver older than torch's CUDA, no C compiler, a 64 MB /dev/shm, too few logical
 CPUs for Ray, the cpu platform on a node with GPUs, missing task lists or model, a checkpoint that cannot
-resume, wandb without credentials (verl's tracker calls ``wandb.init`` in a Ray actor with no terminal, which
-raises, after the workers have loaded the model). Too little disk for the checkpoints is a WARNING: the size
-is an estimate and the run gets far before the disk fills, so it should not refuse to start; so are a vLLM
-patch release other than the pin, a hub too slow to answer, and nvidia-smi missing from PATH.
+resume, several nodes but no Ray cluster to join (RAY_ADDRESS), wandb without credentials (verl's tracker
+calls ``wandb.init`` in a Ray actor with no terminal, which raises, after the workers have loaded the model).
+Too little disk for the checkpoints is a WARNING: the size is an estimate and the run gets far before the disk
+fills, so it should not refuse to start; so are a vLLM patch release other than the pin, a hub too slow to
+answer, nvidia-smi missing from PATH, and, with several nodes, a shared path on a local file system.
 """
 
 from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from strata.trainer.checks import cuda, host, inputs, machine, model, packages
+from strata.trainer.checks import cluster, cuda, host, inputs, machine, model, packages
 from strata.trainer.checks.base import Check, Finding, Level
 from strata.trainer.config import ConfigError
 
@@ -29,6 +30,7 @@ CHECKS: dict[str, Check] = {
     "compiler": host.compiler,
     "shm": host.shared_memory,
     "cpus": host.ray_cpus,
+    "nodes": cluster.multi_node,
     "rollout": packages.rollout_engine,
     "runner": packages.vllm_runner,
     "attention": packages.attention,

@@ -19,8 +19,8 @@ from strata.trainer.checks.base import Level, run_env, select, uses_cpu_platform
 GIB = 1024**3
 SHM = Path("/dev/shm")
 MIN_SHM_BYTES = 1 * GIB
-# Logical CPUs a verl FSDP worker group reserves per GPU: verl's placement-group bundles are
-# {"CPU": max_colocate_count=3, "GPU": 1} (verl/single_controller/ray/base.py).
+# Logical CPUs a verl FSDP worker group reserves per GPU (or rank slot of the cpu platform): verl's
+# placement-group bundles are {"CPU": max_colocate_count=3, "GPU": 1} (verl/single_controller/ray/base.py).
 CPUS_PER_GPU = 3
 # TransferQueue's storage units when the config leaves the default (verl's transfer_queue.yaml)
 DEFAULT_STORAGE_UNITS = 8
@@ -97,9 +97,8 @@ def detected_cpus() -> int:
 
 
 def ray_cpus(config: DictConfig) -> Iterator[tuple[Level, str]]:
-    if uses_cpu_platform(config):
-        yield Level.OK, "cpu platform: configs/platform/cpu.yaml sets Ray's logical CPUs"
-        return
+    """The same sum on the cpu platform, whose rank slots are bundled as GPUs are (`CPUPlatform.ray_resource_name`):
+    configs/platform/cpu.yaml gives Ray 16 logical CPUs, enough for 4 ranks a node."""
     configured = select(config, "ray_kwargs.ray_init.num_cpus")
     have = int(configured) if configured is not None else detected_cpus()
     source = "ray_kwargs.ray_init.num_cpus" if configured is not None else "detected by Ray"
