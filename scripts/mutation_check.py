@@ -10,6 +10,8 @@ by those tests, so the rate is a lower bound of what the whole selection would r
     STRATA_TEST_ASSET_CACHE=../.assets ../../../.venv/bin/python ../../../scripts/mutation_check.py \\
         strata/workflow/rows.py tests/workflow/test_rows_exact.py tests/workflow/test_dump.py
 
+``MUTANTS="name ..."`` checks only those mutants (full or short names, as the lines print them).
+
 Prints one ``KILLED``/``SURVIVED``/``TIMEOUT`` line per mutant, then the count; a first run on the unmutated code
 must pass, or the check stops (every mutant would look killed). The parent collects the tests once before
 forking, so torch, transformers, verl and the test modules are imported once, not once per mutant
@@ -94,6 +96,9 @@ def main(source: str, *tests: str) -> int:
     timeout_s = TIMEOUT_FACTOR * (time.perf_counter() - started) + TIMEOUT_CONSTANT_S
     killed = 0
     names = mutant_names(source)
+    if os.environ.get("MUTANTS"):  # re-check only these (e.g. the survivors, against the tests added for them)
+        wanted = set(os.environ["MUTANTS"].split())
+        names = [name for name in names if name in wanted or name.rsplit(".", 1)[-1] in wanted]
     for name in names:
         started = time.perf_counter()
         code = run_tests(name, list(tests), timeout_s)

@@ -338,6 +338,9 @@ def test_pre_norm_by_hand() -> None:
         [pytest.approx([0.825, 0.825]), pytest.approx([-0.825])],
         [pytest.approx([0.15, 0.15, 0.15]), pytest.approx([-0.15])],
     ]
+    # The normalised terms kept for metrics: the penalised rewards' levels themselves (no penalty added after).
+    assert result.strategy_base == pytest.approx([0.925, -0.925])
+    assert result.trajectory_base == [pytest.approx([0.825, -0.825]), pytest.approx([0.15, -0.15])]
 
 
 def test_pre_norm_amplifies_small_penalties_when_outcomes_agree() -> None:
@@ -360,6 +363,9 @@ def test_mismatched_shapes_are_rejected_with_the_location() -> None:
         response_advantages(REWARDS, STRATEGY_SHAPING, ACTION_SHAPING, [JUDGE[0], [[0.0], [0.0]]], delta=0.5)
     with pytest.raises(ValueError, match="N=2"):
         response_advantages(REWARDS, [0.0], ACTION_SHAPING, JUDGE, delta=0.5)
+    with pytest.raises(ValueError, match=r"^strategy 1: 2 rewards but 1 action_shaping and 2 judge_penalties "
+                                         r"trajectories$"):
+        response_advantages(REWARDS, STRATEGY_SHAPING, [ACTION_SHAPING[0], [[0.0]]], JUDGE, delta=0.5)
 
 
 @settings(max_examples=150, deadline=None)

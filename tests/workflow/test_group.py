@@ -8,6 +8,7 @@ so every advantage, can then be written down by hand.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 
 import pytest
@@ -210,3 +211,41 @@ def test_grpo_validation_samples_no_strategy(qwen_tokenizer, bundled_valid_tasks
     rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.evaluation(config), policy, env_pool,
                                        config.prompts.templates(), limits, embedder=None))
     assert rollout.candidates == [] and len(rollout.trajectories) == 1 and len(server.episodes) == 1
+
+
+class SeedRecordingServer(FlatServer):
+    """A FlatServer that also records each episode's sampling seeds, in call order."""
+
+    def __init__(self, tokenizer, walkthrough: list[str]):
+        super().__init__(tokenizer, walkthrough)
+        self.seeds: dict[str, list[int]] = {}
+
+    async def generate(self, request_id, prompt_ids, sampling_params):
+        self.seeds.setdefault(request_id, []).append(sampling_params["seed"])
+        return await super().generate(request_id, prompt_ids, sampling_params)
+
+
+def test_grpo_episodes_sample_with_seeds_of_their_own(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    """Each of the G episodes is its own seeded stream: equal seeds would make seeded sampling play one
+    trajectory G times."""
+    config = StrataConfig.from_dict(GRPO)
+    server = SeedRecordingServer(qwen_tokenizer, ["look"] * 2)
+    policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
+    limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096)
+    rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.training(config), policy, env_pool,
+                                       config.prompts.templates(), limits, embedder=None))
+    assert len(rollout.trajectories) == 4 and rollout.kept == []
+    first_seeds = [seeds[0] for seeds in server.seeds.values()]
+    assert len(first_seeds) == 4 and len(set(first_seeds)) == 4
+
+
+@pytest.mark.parametrize("settings", [GRPO, {"num_stras_per_run": 2, "num_trajs_per_stra": 2,
+                                              "num_cands_per_stra": 1, "max_tokens_per_response": 64}])
+def test_a_game_that_cannot_start_names_its_file(settings, qwen_tokenizer, bundled_valid_tasks, env_pool, tmp_path):
+    config = StrataConfig.from_dict(settings)
+    broken = dataclasses.replace(bundled_valid_tasks[0], game_file=str(tmp_path / "gone/game.tw-pddl"))
+    policy = Policy(FlatServer(qwen_tokenizer, ["look"]), ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
+    limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096)
+    with pytest.raises(RuntimeError, match=rf"^could not start {broken.game_file}: \S"):
+        asyncio.run(rollout_task(broken, GroupShape.training(config), policy, env_pool,
+                                 config.prompts.templates(), limits, embedder=None))
