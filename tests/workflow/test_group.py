@@ -77,6 +77,15 @@ def test_selection_keeps_one_strategy_of_each_kind(played):
     assert sorted(s.candidate.strategy for s in rollout.strategies) == sorted([WIN, LOSE])
 
 
+def test_the_rollout_records_the_task_and_how_the_selection_went(played):
+    _, _, rollout = played
+    assert rollout.task_description == "examine the laptop with the desklamp"  # the goal sentence alone
+    assert rollout.initial_observation.endswith("Your task is to: examine the laptop with the desklamp.")
+    assert isinstance(rollout.selection_seconds, float) and 0 <= rollout.selection_seconds < 10
+    assert len(rollout.nearest_kept_cosine) == len(rollout.candidates)  # every candidate was embedded
+    assert all(isinstance(value, float) and -1 <= value <= 1 + 1e-9 for value in rollout.nearest_kept_cosine)
+
+
 def test_outcomes_come_from_the_engine(played):
     _, walkthrough, rollout = played
     for strategy in rollout.strategies:
