@@ -1,0 +1,53 @@
+"""What an episode's prompts show, read back from the requests a recording server received, on the real engine:
+the first prompt holds the task, the strategy and the game's first observation, in both row layouts; a
+re-rendered (``per_step``) prompt shows the observation the last action produced."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from strata.core.prompting import load_prompt_templates
+from strata.workflow.chat import ChatTokens
+from strata.workflow.episode import Episode, EpisodeLimits
+from strata.workflow.policy import Policy
+
+STRATEGY = "open every drawer before the shelves"
+
+
+class RecordingServer:
+    """Answers every turn with ``look`` and keeps each prompt's text."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.prompts: list[str] = []
+
+    async def generate(self, request_id, prompt_ids, sampling_params):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.prompts.append(self.tokenizer.decode(prompt_ids))
+        ids = self.tokenizer.encode("<action>look</action>", add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
+
+
+@pytest.mark.parametrize("per_step", [False, True])
+def test_the_prompts_show_the_task_the_strategy_and_the_game(per_step, qwen_tokenizer, bundled_valid_tasks, env_pool):
+    server = RecordingServer(qwen_tokenizer)
+    policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 32)
+    limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096, per_step=per_step)
+
+    async def play():
+        async with env_pool.episode(bundled_valid_tasks[0]) as env:
+            episode = Episode(env, STRATEGY, policy, load_prompt_templates(), limits, judge=False)
+            trajectory = await episode.run()
+            return env.task_description, env.initial_observation, trajectory
+
+    task, first_observation, trajectory = asyncio.run(play())
+    assert trajectory.num_steps == 2 and len(server.prompts) == 2
+    first = server.prompts[0]
+    assert f"Your task is to: {task}\n" in first and STRATEGY in first  # the template's own task line
+    assert first_observation.split("\n\n")[-1] in first  # the room's description and the goal line
+    assert "look" in first  # among the admissible commands
+    looked = trajectory.steps[0].observation
+    assert looked and looked in server.prompts[1]  # the observation `look` produced is shown next
