@@ -33,6 +33,7 @@ class ScriptedServer:
         self.tokenizer = tokenizer
         self.walkthrough = walkthrough
         self.strategies_served = 0
+        self.strategy_requests: list[tuple[str, int]] = []  # (prompt, sampling seed) of each strategy request
 
     def _answer(self, prompt: str) -> str:
         if "<strategy> </strategy> tags" in prompt:
@@ -47,13 +48,17 @@ class ScriptedServer:
     async def generate(self, request_id, prompt_ids, sampling_params):
         from verl.workers.rollout.replica import TokenOutput
 
-        text = self._answer(self.tokenizer.decode(prompt_ids))
+        prompt = self.tokenizer.decode(prompt_ids)
+        if "<strategy> </strategy> tags" in prompt:
+            self.strategy_requests.append((prompt, sampling_params["seed"]))
+        text = self._answer(prompt)
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
 
 @pytest.fixture(scope="module")
-def played(qwen_tokenizer, bundled_valid_tasks, env_pool):
+def group_play(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    """One StraTA group on the real engine: its config, the game's walkthrough, the rollout and the server."""
     task = bundled_valid_tasks[0]
 
     async def play():
@@ -64,11 +69,17 @@ def played(qwen_tokenizer, bundled_valid_tasks, env_pool):
         chat = ChatTokens(qwen_tokenizer)
         policy = Policy(ScriptedServer(qwen_tokenizer, walkthrough), chat, {"temperature": 1.0}, 64)
         limits = EpisodeLimits(max_steps=len(walkthrough) + 2, response_budget=8192, prompt_tokens=4096)
+        server = policy.server_manager
         rollout = await rollout_task(task, GroupShape.training(config), policy, env_pool,
                                      load_prompt_templates(), limits, HashedBowEmbedder())
-        return config, walkthrough, rollout
+        return config, walkthrough, rollout, server
 
     return asyncio.run(play())
+
+
+@pytest.fixture(scope="module")
+def played(group_play):
+    return group_play[:3]
 
 
 def test_selection_keeps_one_strategy_of_each_kind(played):
@@ -84,6 +95,25 @@ def test_the_rollout_records_the_task_and_how_the_selection_went(played):
     assert isinstance(rollout.selection_seconds, float) and 0 <= rollout.selection_seconds < 10
     assert len(rollout.nearest_kept_cosine) == len(rollout.candidates)  # every candidate was embedded
     assert all(isinstance(value, float) and -1 <= value <= 1 + 1e-9 for value in rollout.nearest_kept_cosine)
+
+
+def test_candidates_are_asked_with_the_task_and_seeds_of_their_own(group_play):
+    _, _, rollout, server = group_play
+    prompts, seeds = zip(*server.strategy_requests, strict=True)
+    assert len(prompts) == len(rollout.candidates) == 4
+    assert all(f"Your task is to: {rollout.task_description}\n" in prompt for prompt in prompts)
+    assert all(rollout.initial_observation.split("\n\n")[-1] in prompt for prompt in prompts)
+    assert len(set(seeds)) == 4  # one stream per candidate: equal seeds would sample one strategy σ·N times
+
+
+def test_without_diversity_a_given_encoder_is_not_used(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    config = StrataConfig.from_dict({"num_stras_per_run": 2, "num_trajs_per_stra": 1, "num_cands_per_stra": 2,
+                                     "max_tokens_per_response": 64, "diversity": {"enable": False}})
+    policy = Policy(ScriptedServer(qwen_tokenizer, ["look"]), ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
+    limits = EpisodeLimits(max_steps=1, response_budget=4096, prompt_tokens=4096)
+    rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.training(config), policy, env_pool,
+                                       load_prompt_templates(), limits, HashedBowEmbedder()))
+    assert len(rollout.kept) == 2 and rollout.nearest_kept_cosine == [None] * 4  # a seeded random pick
 
 
 def test_outcomes_come_from_the_engine(played):
