@@ -51,3 +51,20 @@ def test_the_prompts_show_the_task_the_strategy_and_the_game(per_step, qwen_toke
     assert "look" in first  # among the admissible commands
     looked = trajectory.steps[0].observation
     assert looked and looked in server.prompts[1]  # the observation `look` produced is shown next
+
+
+@pytest.mark.parametrize(("our_cap", "reason"), [(50, "step_limit"), (51, "lost")])
+def test_a_game_the_engine_ends_before_our_cap_is_lost(our_cap, reason, qwen_tokenizer, bundled_valid_tasks,
+                                                       env_pool):
+    """The pool's engine stops a game after its own 50 steps (``EnvPool(max_steps=50)``): at our cap of 50 that
+    is our step limit; with a cap of 51 the game ended first, without the goal: lost."""
+    policy = Policy(RecordingServer(qwen_tokenizer), ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 32)
+    limits = EpisodeLimits(max_steps=our_cap, response_budget=1 << 20, prompt_tokens=1 << 20, per_step=True,
+                           history_window=1)
+
+    async def play():
+        async with env_pool.episode(bundled_valid_tasks[0]) as env:
+            return await Episode(env, STRATEGY, policy, load_prompt_templates(), limits, judge=False).run()
+
+    trajectory = asyncio.run(play())
+    assert trajectory.num_steps == 50 and trajectory.end_reason == reason and not trajectory.won

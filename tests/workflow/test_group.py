@@ -34,6 +34,7 @@ class ScriptedServer:
         self.walkthrough = walkthrough
         self.strategies_served = 0
         self.strategy_requests: list[tuple[str, int]] = []  # (prompt, sampling seed) of each strategy request
+        self.first_action_seeds: list[int] = []  # the sampling seed of each episode's first action
 
     def _answer(self, prompt: str) -> str:
         if "<strategy> </strategy> tags" in prompt:
@@ -51,6 +52,8 @@ class ScriptedServer:
         prompt = self.tokenizer.decode(prompt_ids)
         if "<strategy> </strategy> tags" in prompt:
             self.strategy_requests.append((prompt, sampling_params["seed"]))
+        elif "<judgment>" not in prompt and prompt.count("<|im_start|>assistant") == 1:
+            self.first_action_seeds.append(sampling_params["seed"])
         text = self._answer(prompt)
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
@@ -104,6 +107,7 @@ def test_candidates_are_asked_with_the_task_and_seeds_of_their_own(group_play):
     assert all(f"Your task is to: {rollout.task_description}\n" in prompt for prompt in prompts)
     assert all(rollout.initial_observation.split("\n\n")[-1] in prompt for prompt in prompts)
     assert len(set(seeds)) == 4  # one stream per candidate: equal seeds would sample one strategy σ·N times
+    assert len(server.first_action_seeds) == 4 and len(set(server.first_action_seeds)) == 4  # and per episode
 
 
 def test_without_diversity_a_given_encoder_is_not_used(qwen_tokenizer, bundled_valid_tasks, env_pool):
