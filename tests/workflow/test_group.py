@@ -246,13 +246,18 @@ def test_grpo_baseline_plays_one_flat_group(qwen_tokenizer, bundled_valid_tasks,
     assert stats["num_candidates"] == 0 and stats["num_won"] == 2 and stats["num_dropped_strategies"] == 0
 
 
-def test_grpo_validation_samples_no_strategy(qwen_tokenizer, bundled_valid_tasks, env_pool):
+def play_grpo_looking(server, shape, temperature: float, task, env_pool):
+    """A GRPO group on ``task`` whose episodes take two steps on ``server``."""
     config = StrataConfig.from_dict(GRPO)
-    server = FlatServer(qwen_tokenizer, ["look"] * 2)
-    policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 0.7}, 64)
+    policy = Policy(server, ChatTokens(server.tokenizer), {"temperature": temperature}, 64)
     limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096)
-    rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.evaluation(config), policy, env_pool,
-                                       config.prompts.templates(), limits, embedder=None))
+    return asyncio.run(rollout_task(task, shape(config), policy, env_pool, config.prompts.templates(), limits,
+                                    embedder=None))
+
+
+def test_grpo_validation_samples_no_strategy(qwen_tokenizer, bundled_valid_tasks, env_pool):
+    server = FlatServer(qwen_tokenizer, ["look"] * 2)
+    rollout = play_grpo_looking(server, GroupShape.evaluation, 0.7, bundled_valid_tasks[1], env_pool)
     assert rollout.candidates == [] and len(rollout.trajectories) == 1 and len(server.episodes) == 1
 
 
@@ -271,12 +276,8 @@ class SeedRecordingServer(FlatServer):
 def test_grpo_episodes_sample_with_seeds_of_their_own(qwen_tokenizer, bundled_valid_tasks, env_pool):
     """Each of the G episodes is its own seeded stream: equal seeds would make seeded sampling play one
     trajectory G times."""
-    config = StrataConfig.from_dict(GRPO)
     server = SeedRecordingServer(qwen_tokenizer, ["look"] * 2)
-    policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
-    limits = EpisodeLimits(max_steps=2, response_budget=4096, prompt_tokens=4096)
-    rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.training(config), policy, env_pool,
-                                       config.prompts.templates(), limits, embedder=None))
+    rollout = play_grpo_looking(server, GroupShape.training, 1.0, bundled_valid_tasks[1], env_pool)
     assert len(rollout.trajectories) == 4 and rollout.kept == []
     first_seeds = [seeds[0] for seeds in server.seeds.values()]
     assert len(first_seeds) == 4 and len(set(first_seeds)) == 4
