@@ -1,7 +1,8 @@
 """Recipes resolved as the trainer would run them (``DRY_RUN=1``), once per test session.
 
-Each resolution starts a Python process that imports verl (~10 s), and several test files check the same
-recipes, so results are cached by recipe and arguments; callers must not modify what they get. `make test`
+Each resolution runs the recipe with a warm interpreter (`tests.recipes.warm_python`: ~3 s instead of ~12 s of
+imports and composing), and several test files check the same recipes, so results are cached by recipe and
+arguments; callers must not modify what they get. `make test`
 runs the fast tests on two xdist workers, so the cache is a folder both share (`CACHE_VARIABLE`, made by
 tests/conftest.py for the session), one JSON file per resolution, written under a lock by whichever worker
 asks first. The resolution itself is the library's (`strata.report.recipe_config`), the one `strata
@@ -15,10 +16,10 @@ import functools
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 from strata.report.recipe_config import RecipeError, resolve_recipe
+from tests.recipes import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p.name for p in (REPO / "recipes").glob("*.sh"))
@@ -45,7 +46,7 @@ def resolve(recipe: str, *args: str) -> dict:
         if done.is_file():
             return json.loads(done.read_text())
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        env = {"PY": sys.executable, "OUT": str(REPO / "outputs/dry-run" / worker)}
+        env = {"PY": warm_python.command(), "OUT": str(REPO / "outputs/dry-run" / worker)}
         try:
             config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
         except RecipeError as error:

@@ -133,12 +133,16 @@ def test_config_diff_rejects_what_is_not_a_config_in_one_line(
     assert err.startswith(f"error: {path}") and message in err and err.count("\n") == 1, err
 
 
-def test_config_diff_of_the_two_gpu_recipes(capsys) -> None:
+def test_config_diff_of_the_two_gpu_recipes(capsys, monkeypatch) -> None:
     """The natural call: the recipes are resolved as DRY_RUN=1 runs them and differ in infrastructure only,
-    the same keys as the recipe tests' own resolution finds."""
+    the same keys as the recipe tests' own resolution finds. (The recipes' ``$PY`` is the recipe tests' warm
+    interpreter, which resolves as the real one does: tests/recipes/test_warm_python.py.)"""
     from strata.report.config_diff import ALGORITHM, INFRASTRUCTURE, diff_configs
     from strata.report.config_resolve import flatten
+    from tests.recipes import warm_python
     from tests.recipes.resolved import REPO, resolve
+
+    monkeypatch.setenv("PY", warm_python.command())
 
     small, large = "train-strata-alfworld-text-qwen2.5-1.5b.sh", "train-strata-alfworld-text-qwen2.5-7b.sh"
     assert main(["config-diff", str(REPO / "recipes" / small), str(REPO / "recipes" / large), "--json"]) == 0
@@ -149,9 +153,11 @@ def test_config_diff_of_the_two_gpu_recipes(capsys) -> None:
     assert printed["total_keys"] == expected.total_keys > 900
 
 
-def test_config_diff_quotes_a_recipe_dry_run_error(capsys) -> None:
+def test_config_diff_quotes_a_recipe_dry_run_error(capsys, monkeypatch) -> None:
+    from tests.recipes import warm_python
     from tests.recipes.resolved import REPO
 
+    monkeypatch.setenv("PY", warm_python.command())
     recipe = str(REPO / "recipes" / "train-strata-alfworld-text-qwen2.5-1.5b.sh")
     assert main(["config-diff", recipe, "strata_trainer", "--overrides-a", "strata.judge.kapa=1"]) == 2
     err = capsys.readouterr().err
