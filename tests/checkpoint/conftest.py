@@ -116,17 +116,3 @@ def loaded_by_verl(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Pat
         return cache[step, world_size]
 
     return load
-
-
-@pytest.fixture
-def make_evaluation_file():
-    """Factory: an evaluation JSON as the evaluation recipe writes it (two pick tasks, one won)."""
-    from strata.report.schema import EvalResult, SubtaskResult
-
-    def make(path: Path, checkpoint: str, step: int) -> Path:
-        result = EvalResult(seed=0, split="valid_seen", num_tasks=2, success_rate=0.5,
-                            per_subtask={"pick": SubtaskResult(0.5, 2)}, format_rate=1.0,
-                            mean_episode_length=3.0, checkpoint=checkpoint, step=step)
-        return result.save(path)
-
-    return make

@@ -1,0 +1,128 @@
+"""The GRPO baseline through the same trainer, environment, task lists and evaluation protocol as StraTA, and the
+user story on it end to end: train at world size 2, find that world size 1 cannot resume it, reshard it to 1,
+resume at world size 1 for the next step, export the result as a release and write its model card from the two
+runs' own logs and the recipe's evaluation.
+
+`recipes/train-grpo-alfworld-text-tiny-cpu.sh` (the tiny StraTA recipe with ``+baseline=grpo``) on the `hf`
+rollout, validating before training and after each step: per task G=4 episodes with no strategy (as many
+trajectories per step as the StraTA tiny run's N=2 x M=2), no strategy row, no judge, and a validation of one
+strategy-free episode per task. Real verl (v1 trainer, FSDP2 actor and reference over gloo, Ray, the project's
+`cpu` platform and `hf` rollout plug-ins), on the playing agent's model and games (tests/integration/conftest.py)
+with the recipe's own settings: a cheap model (2,048-entry vocabulary) that writes text under the GRPO prompts,
+which it was not trained on. (This replaced a release workflow on verl's own entry point with `make smoke`'s
+config, one trainer run fewer in `make test`.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from strata.checkpoint.export import export_hf
+from strata.checkpoint.fsdp2 import load_shard
+from strata.checkpoint.inspect import CheckpointError, check_resumable, describe_checkpoint, find_latest_checkpoint
+from strata.checkpoint.reshard import reshard_checkpoint
+from strata.report.curve import SUCCESS_KEY
+from strata.report.dumps import dump_files, load_step, rollouts_dir
+from strata.report.logs import read_metrics
+from strata.report.model_card import write_model_card
+from tests.integration.trainer_runs import REPO, TEST_AGENT, metrics_by_step, run_recipe
+
+pytestmark = pytest.mark.slow
+RECIPE = REPO / "recipes/train-grpo-alfworld-text-tiny-cpu.sh"
+VALID_GAMES = TEST_AGENT["valid_games"]
+
+
+def run_grpo(out: Path, agent: Path, world_size: int, steps: int, *overrides: str) -> dict[int, dict]:
+    """The GRPO recipe at ``world_size`` ranks for ``steps`` steps; its metrics by step."""
+    run_recipe(out, agent, f"trainer.n_gpus_per_node={world_size}", *overrides, as_trained=False, recipe=RECIPE,
+               platform="cpu", steps=steps)
+    return metrics_by_step(out / "metrics.jsonl")
+
+
+def optimizer_steps(step_dir: Path) -> float:
+    world_size = describe_checkpoint(step_dir).world_size
+    optim = load_shard(step_dir / f"actor/optim_world_size_{world_size}_rank_0.pt")
+    return float(optim["state"][0]["step"])
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict]]:
+    """One step at world size 2, validating before and after it."""
+    out = tmp_path_factory.mktemp("grpo") / "run-w2"
+    return out, run_grpo(out, playing_agent, 2, 1)
+
+
+def test_grpo_trains_flat_groups(first_run):
+    out, steps = first_run
+    assert sorted(steps) == [0, 1]
+    metrics = steps[1]
+    assert metrics["strata/num_strategy_rows"] == 0  # no strategy level
+    assert metrics["strata/num_trajectory_rows"] == 8  # 2 tasks x G=4, as StraTA's 2 x N=2 x M=2
+    assert metrics["strata/judge_format_rate"] == 0.0 and metrics["strata/judge_flag_rate"] == 0.0  # no judge
+    assert metrics["actor/grad_norm"] > 0
+    for step in (0, 1):  # validation before and after the step, one episode per task
+        assert steps[step]["val/average/metrics/num_tasks"] == VALID_GAMES
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["strata"]["algorithm"] == "grpo" and config["strata"]["prompts"]["preset"] == "alfworld_grpo"
+    assert config["trainer"]["n_gpus_per_node"] == 2
+    assert (out / "eval/eval_seed0.json").is_file()  # the evaluation protocol's table, as for StraTA
+
+
+def test_grpo_dumps_show_no_strategy(first_run):
+    out, _ = first_run
+    tasks = load_step(dump_files(rollouts_dir(out), "train")[1])
+    assert len(tasks) == 2
+    for task in tasks:
+        assert task["mode"] == "grpo" and task["candidates"] == []
+        (group,) = task["strategies"]
+        assert group["strategy"] is None and len(group["trajectories"]) == 4
+        assert all(t["advantage"] is not None for t in group["trajectories"] if t["trained"])
+    validation = load_step(dump_files(rollouts_dir(out), "valid")[1])
+    assert len(validation) == VALID_GAMES and all(v["candidates"] == [] for v in validation)
+
+
+def test_reshard_resume_at_world_size_1_export_and_card(first_run, playing_agent, tmp_path_factory):
+    first, _ = first_run
+    workers = yaml.safe_load((first / "config.yaml").read_text())["data"]["dataloader_num_workers"]
+    step1 = find_latest_checkpoint(first / "checkpoints")
+    assert step1 == first / "checkpoints" / "global_step_1" and describe_checkpoint(step1).world_size == 2
+    with pytest.raises(CheckpointError, match="strata reshard"):
+        check_resumable(step1, world_size=1, dataloader_num_workers=workers)
+
+    work = tmp_path_factory.mktemp("release")
+    second = work / "run-w1"
+    root = second / "checkpoints"  # where the recipe saves, so its closing evaluation finds step 2 there
+    resharded = reshard_checkpoint(step1, 1, root)
+    check_resumable(resharded, world_size=1, dataloader_num_workers=workers)
+
+    resumed = run_grpo(second, playing_agent, 1, 2, "trainer.resume_mode=resume_path",
+                       f"trainer.resume_from_path={resharded}", "trainer.val_before_train=false")
+    assert sorted(resumed) == [2] and resumed[2]["actor/grad_norm"] > 0  # step 2 trained, step 1 was not again
+    # The rollout server got the resumed weights: step 2's rollout log-probs match the actor's.
+    assert resumed[2]["training/rollout_probs_diff_max"] < 1e-4
+    step2 = find_latest_checkpoint(root)
+    assert step2 == root / "global_step_2" and describe_checkpoint(step2).world_size == 1
+    # AdamW's step counter went on from the resharded state: 1 update before the reshard, 1 after
+    assert optimizer_steps(step1) == 1 and optimizer_steps(step2) == 2
+
+    # The parameters moved: the trained embedding is not the initial one.
+    initial = load_file(playing_agent / "model/model.safetensors")["model.embed_tokens.weight"]
+    trained = load_shard(step2 / "actor/model_world_size_1_rank_0.pt")["model.embed_tokens.weight"]
+    assert not torch.equal(initial, getattr(trained, "_local_tensor", trained).to(initial.dtype))
+
+    release = export_hf(step2, work / "release", release=True)
+    evaluation = second / "eval/eval_seed0.json"  # the recipe's own, from step 2's validation
+    logs = [first / "metrics.jsonl", second / "metrics.jsonl"]
+    card = write_model_card(second, [evaluation], release / "README.md", name="strata-grpo-release",
+                            logs=logs).read_text()
+    curve = {step: values[SUCCESS_KEY] for step, values in read_metrics(logs).items() if SUCCESS_KEY in values}
+    assert sorted(curve) == [0, 1, 2]
+    rows = dict(re.findall(r"^\| (\d+) \| ([\d.]+) \|", card.split("## Training curve")[1], flags=re.M))
+    assert rows == {str(step): f"{100 * value:.2f}" for step, value in curve.items()}
+    assert "`training_state/global_step_2/`" in card and "saved at world size 1" in card
