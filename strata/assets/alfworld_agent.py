@@ -5,9 +5,10 @@ follow. This builds, from nothing and in minutes on a CPU, a small model that pl
 games through StraTA's two-level interface (a strategy, then one ``<action>`` per step), winning some and
 losing others, so RL on ALFWorld has a signal and integration runs see varying rewards.
 
-1. Games: ``train`` games for the traces and ``valid_seen`` games held out for evaluation, generated with
-   recorded seeds (`strata.envs.gen.generate.generate_split`; a game's stream is keyed by seed, split and
-   index, so the two sets never share a game).
+1. Games: ``train`` games for the traces, ``valid_seen`` games held out for evaluation, and ``rl_games`` more
+   training games for RL that the warm start never sees, generated with recorded seeds
+   (`strata.envs.gen.generate.generate_split`; a game's stream is keyed by seed, split and index, so the RL
+   games, drawn with ``game_seed + 1``, share no game with the other two).
 2. Traces: the exploring expert (`strata.envs.explorer`) plays every training game ``orders_per_game`` times,
    each time with another search order as its strategy (the listed one or its reverse, or random ones),
    through the real engine in worker processes.
@@ -24,7 +25,9 @@ losing others, so RL on ALFWorld has a signal and integration runs see varying r
 Layout of ``root`` (task lists hold absolute paths: do not move it):
 
     data/json_2.1.1/{train,valid_seen}/   the games
-    train.parquet, valid_seen.parquet     task lists for the trainer
+    rl_data/json_2.1.1/train/             the RL games (when ``rl_games`` > 0)
+    train.parquet, valid_seen.parquet     task lists for the trainer: the warm start's games, the held-out ones
+    rl_train.parquet                      the RL games' task list (the benchmark recipe's training games)
     tokenizer/                            the agent's tokenizer
     tiny/                                 the random model the warm start begins from
     model/                                the agent (``actor_rollout_ref.model.path``)
@@ -72,6 +75,10 @@ class AgentRecipe:
     task_types: tuple[str, ...] = ("pick",)
     train_games: int = 200
     valid_games: int = 100
+    # Games RL trains on, unseen by the warm start: on its own training games the agent has memorised the
+    # expert's plans, so RL there can improve recall without improving play on new layouts (StraTA at lr 3e-4:
+    # training success 35% -> 44%, held-out flat; benchmarks/RESULTS_alfworld_learning.md). 0: none.
+    rl_games: int = 400
     game_seed: int = 0
     orders_per_game: int = 2
     # "listed": the game's listing, then its reverse (`ExploringExpert.for_game`): two plans the model can learn
@@ -218,6 +225,19 @@ def tokenize_dialogues(chat: ChatTokens, dialogues: dict[str, list[Dialogue]]) -
             for kind, items in dialogues.items()}
 
 
+GAME_FOLDERS = {"train": "data", "valid_seen": "data", "rl_train": "rl_data"}
+"""Where each task list's games live under the agent's folder."""
+
+
+def game_sets(recipe: AgentRecipe) -> list[tuple[str, str, int, int]]:
+    """(task list name, ALFWorld split, games, seed) of every game set the agent's folder holds."""
+    sets = [("train", "train", recipe.train_games, recipe.game_seed),
+            ("valid_seen", "valid_seen", recipe.valid_games, recipe.game_seed)]
+    if recipe.rl_games:
+        sets.append(("rl_train", "train", recipe.rl_games, recipe.game_seed + 1))
+    return sets
+
+
 def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) -> Path:
     """Build the agent under ``root`` (see the module docstring) and return ``root``."""
     from transformers import AutoTokenizer
@@ -240,11 +260,11 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
         began = time.perf_counter()
 
     splits = {}
-    for split, count in (("train", recipe.train_games), ("valid_seen", recipe.valid_games)):
-        games = generate_split(root / "data", split, count, seed=recipe.game_seed, task_types=recipe.task_types,
+    for name, split, count, seed in game_sets(recipe):
+        games = generate_split(root / GAME_FOLDERS[name], split, count, seed=seed, task_types=recipe.task_types,
                                workers=recipe.workers)
-        splits[split] = [Task(g.game_file, g.task_type, split, i) for i, g in enumerate(games)]
-        write_task_list(splits[split], root / f"{split}.parquet")
+        splits[name] = [Task(g.game_file, g.task_type, split, i) for i, g in enumerate(games)]
+        write_task_list(splits[name], root / f"{name}.parquet")
     lap("games")
 
     config = recipe.strata_config()
@@ -271,8 +291,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
 
     manifest = {
         "recipe": asdict(recipe),
-        "splits": {"train": {"split": "train", "games": recipe.train_games, "seed": recipe.game_seed},
-                   "valid_seen": {"split": "valid_seen", "games": recipe.valid_games, "seed": recipe.game_seed}},
+        "splits": {name: {"split": split, "games": count, "seed": seed, "folder": GAME_FOLDERS[name]}
+                   for name, split, count, seed in game_sets(recipe)},
         "expert": {"traces": len(traces), "won": sum(t.won for t in traces),
                    "mean_steps": round(sum(len(t.steps) for t in traces) / max(1, len(traces)), 2),
                    "slips": sum(s.slip for t in traces for s in t.steps)},

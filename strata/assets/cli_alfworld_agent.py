@@ -20,12 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generated training games the expert plays (split train)")
     parser.add_argument("--valid-games", type=positive_int, default=DEFAULTS.valid_games,
                         help="held-out games the agent is evaluated on (split valid_seen)")
+    parser.add_argument("--rl-games", type=int, default=DEFAULTS.rl_games,
+                        help="games for RL that the warm start never sees (rl_train.parquet, seed game-seed + 1)")
     parser.add_argument("--orders-per-game", type=positive_int, default=DEFAULTS.orders_per_game,
                         help="expert episodes per training game, each with its own search order")
     parser.add_argument("--search-order", choices=SEARCH_ORDERS, default=DEFAULTS.search_order,
                         help="the expert's search order: random per episode, or the game's listing and its reverse")
     parser.add_argument("--steps", type=positive_int, default=DEFAULTS.steps, help="warm-start optimizer steps")
-    parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed, help="seed of both game splits")
+    parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed,
+                        help="seed of the warm-start and held-out games (the RL games: seed + 1)")
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed,
                         help="search orders, model initialisation, warm start")
 
@@ -33,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("strata.envs.gen.generate").setLevel(logging.WARNING)
-    recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games,
+    recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
                          orders_per_game=args.orders_per_game, search_order=args.search_order, steps=args.steps,
                          game_seed=args.game_seed, seed=args.seed)
     root = build_alfworld_agent(args.out, recipe)

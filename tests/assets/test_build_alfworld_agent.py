@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from strata.cli import main
@@ -13,14 +14,16 @@ from strata.cli import main
 def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     out = tmp_path / "agent"
     assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
-                 "--orders-per-game", "1", "--steps", "3"]) == 0
+                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3"]) == 0
     manifest = json.loads((out / "agent.json").read_text())
     assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
+    assert manifest["splits"]["rl_train"] == {"split": "train", "games": 2, "seed": 1, "folder": "rl_data"}
     assert manifest["expert"]["traces"] == 3 and manifest["expert"]["won"] >= 1
     assert manifest["examples"]["strategy"] == manifest["expert"]["won"]
     assert 0.0 <= manifest["held_out_success"] <= 1.0
     assert set(manifest["seconds"]) == {"games", "traces", "warm_start", "evaluation"}
-    for name in ("train.parquet", "valid_seen.parquet", "model/config.json", "model/tokenizer.json"):
+    for name in ("train.parquet", "valid_seen.parquet", "rl_train.parquet", "model/config.json",
+                 "model/tokenizer.json"):
         assert (out / name).is_file(), name
     from transformers import AutoConfig, AutoTokenizer
 
@@ -28,7 +31,9 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert len(tokenizer) <= 2048 and AutoConfig.from_pretrained(out / "model").vocab_size >= len(tokenizer)
     printed = capsys.readouterr().out
     assert f"agent written to {out / 'model'}" in printed and "held-out success" in printed
-    # The held-out games are not the training games.
-    train, valid = ({p.read_bytes() for p in (out / "data/json_2.1.1" / split).rglob("game.tw-pddl")}
-                    for split in ("train", "valid_seen"))
-    assert train and valid and not train & valid
+    # The held-out games are neither the warm start's nor RL's, and RL's are new to the warm start.
+    train, valid, rl = ({p.read_bytes() for p in (out / folder / "json_2.1.1" / split).rglob("game.tw-pddl")}
+                        for folder, split in (("data", "train"), ("data", "valid_seen"), ("rl_data", "train")))
+    assert train and valid and len(rl) == 2 and not train & valid and not rl & (train | valid)
+    rl_games = set(pd.read_parquet(out / "rl_train.parquet")["extra_info"].map(lambda info: info["game_file"]))
+    assert len(rl_games) == 2 and all(game.startswith(str(out / "rl_data")) for game in rl_games)

@@ -18,12 +18,12 @@ WARMUP_STEPS = 4
 """The learning rate warms up over more steps than the run has, so each step trains at its own rate and a resume
 that loses the scheduler's state trains the last step at another one."""
 
-# Far below `strata build-alfworld-agent`'s defaults (200 games, 2 search orders, 1500 steps of 32, ~25 min): 4
-# training games, one search order each, 300 warm-start steps of 16, 2 layers. It memorises those games' expert
-# traces well enough that the integration runs, which train on exactly these games, see well-formed strategies,
-# actions and judgments and rewards that vary; its held-out success is not the point.
-TEST_AGENT = {"train_games": 4, "valid_games": 3, "orders_per_game": 1, "steps": 300, "batch_size": 16,
-              "num_layers": 2, "max_steps": 12}
+# Far below `strata build-alfworld-agent`'s defaults (200 games, 2 search orders, 1500 steps of 32, ~15 min): 4
+# training games and no separate RL games, one search order each, 300 warm-start steps of 16, 2 layers. It
+# memorises those games' expert traces well enough that the integration runs, which train on exactly these games,
+# see well-formed strategies, actions and judgments and rewards that vary; its held-out success is not the point.
+TEST_AGENT = {"train_games": 4, "valid_games": 3, "rl_games": 0, "orders_per_game": 1, "steps": 300,
+              "batch_size": 16, "num_layers": 2, "max_steps": 12}
 # Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
 REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/mean", "strata/success_rate",
               "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
