@@ -37,7 +37,15 @@ from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
 from strata.workflow.policy import Policy
 from strata.workflow.records import TaskRollout
-from strata.workflow.rows import Row, group_advantages, rollout_stats, rows_of_trajectory, strategy_row, training_rows
+from strata.workflow.rows import (
+    Row,
+    group_advantages,
+    rollout_stats,
+    rows_of_trajectory,
+    strategy_row,
+    training_rows,
+    zero_variance_groups,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +128,7 @@ class StrataAgentLoop(AgentLoopBase):
         rows = training_rows(rollout, advantages, self.per_step)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
-        stats = rollout_stats(rollout, task.subtask)
+        stats = rollout_stats(rollout, task.subtask) | zero_variance_groups(rollout, self.strata.delta_coef)
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
 
     def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from strata.core.advantage import GroupAdvantages, response_advantages
+from strata.core.advantage import GroupAdvantages, response_advantages, strategy_scores
 from strata.core.config import StrataConfig
 from strata.core.rewards import judge_penalties, response_shaping
 from strata.envs.records import REASON_ENGINE_ERROR, REASON_TIMEOUT, REASON_WORKER_LOST
@@ -185,3 +185,24 @@ def rollout_stats(rollout: TaskRollout, subtask: str) -> dict[str, float]:
             stats[f"{prefix}num_scored"] = len(scores)
             stats[f"{prefix}score_sum"] = sum(scores)
     return stats
+
+
+def zero_variance_groups(rollout: TaskRollout, delta: float) -> dict[str, int]:
+    """How many of the task's advantage groups carry no outcome signal: a strategy group whose scores S_i
+    (`strategy_scores` of the rewards, penalties left out) are all equal, and trajectory groups whose rewards are
+    all equal. Every response of such a group gets advantage 0 before the format, length and judge penalties,
+    so a step made mostly of them learns little, whatever was sampled. A task without a strategy level (the
+    GRPO baseline) has no strategy group; a single scored strategy is a group without variance."""
+    strategies = scored_strategies(rollout)
+    rewards = [[t.reward for t in trained_trajectories(s)] for s in strategies]
+    strategy_level = any(s.candidate is not None for s in strategies)
+    return {
+        "num_strategy_groups": int(strategy_level),
+        "zero_var_strategy_groups": int(strategy_level and _constant(strategy_scores(rewards, delta))),
+        "num_trajectory_groups": len(rewards),
+        "zero_var_trajectory_groups": sum(_constant(group) for group in rewards),
+    }
+
+
+def _constant(values: list[float]) -> bool:
+    return max(values) - min(values) <= 1e-9

@@ -174,6 +174,7 @@ def test_dumped_advantages_follow_the_spec(uninterrupted):
     compared = 0
     for step, tasks in records.items():
         assert len(tasks) == 2  # train_batch_size
+        flat_strategy_groups, flat_trajectory_groups = [], []
         for task in tasks:
             assert len(task["candidates"]) == 4 and sum(c["kept"] for c in task["candidates"]) == 2
             assert all(len(s["trajectories"]) == 2 for s in task["strategies"])
@@ -182,6 +183,12 @@ def test_dumped_advantages_follow_the_spec(uninterrupted):
             for key, value in expected.items():
                 assert dumped[key] == pytest.approx(value, abs=1e-5), (step, task["task"]["index"], key)
             compared += len(expected)
+            flat_strategy_groups.append(len({v for k, v in expected.items() if k[0] == "score"}) == 1)
+            flat_trajectory_groups += [len({t["reward"] for t in s["trajectories"] if t["trained"]}) == 1
+                                       for s in task["strategies"] if not s["dropped"]]
+        # The logged shares of groups without reward variance, from the same dumped rewards and scores.
+        assert steps[step]["strata/zero_var_strategy_groups"] == pytest.approx(np.mean(flat_strategy_groups))
+        assert steps[step]["strata/zero_var_trajectory_groups"] == pytest.approx(np.mean(flat_trajectory_groups))
         # The dumped advantages are the ones trained on: their mean is the step's logged strategy advantage.
         tokens = [s["token_advantage"] for task in tasks for s in task["strategies"]]
         assert np.mean(tokens) == pytest.approx(steps[step]["strata/strategy_advantage/mean"], abs=1e-5)

@@ -112,3 +112,24 @@ def test_training_metrics_by_hand():
     assert metrics["train/heat/metrics/episode_length"] == pytest.approx(10 / 4)
     assert metrics["train/pick/metrics/success_rate"] == 1.0
     assert "train/clean/metrics/success_rate" not in metrics
+    # No group counts in the records: no zero-variance share (the GRPO baseline has no strategy groups).
+    assert not [key for key in metrics if key.startswith("strata/zero_var")]
+
+
+def test_zero_variance_shares_are_over_the_step_s_groups():
+    counts = [{"num_strategy_groups": 1, "zero_var_strategy_groups": 1, "num_trajectory_groups": 2,
+               "zero_var_trajectory_groups": 1},
+              {"num_strategy_groups": 1, "zero_var_strategy_groups": 0, "num_trajectory_groups": 2,
+               "zero_var_trajectory_groups": 2}]
+    base = {"num_candidates": 0, "candidate_format_ok": 0, "kept_format_ok": 0, "num_trajectories": 1,
+            "num_won": 0, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 1,
+            "action_format_ok": 1, "action_admissible": 1, "action_truncated": 0, "num_judged": 0,
+            "judge_parse_ok": 0, "judge_flagged_steps": 0, "selection_seconds": 0.0, "num_dropped_strategies": 0}
+    extras = [{"strata_role": "trajectory", "strata_stats": {**base, **c}} for c in counts]
+    metrics = strata_training_metrics(extras, [torch.ones(1), torch.ones(1)])
+    assert metrics["strata/zero_var_strategy_groups"] == pytest.approx(1 / 2)
+    assert metrics["strata/zero_var_trajectory_groups"] == pytest.approx(3 / 4)
+    flat = [{**e, "strata_stats": {**e["strata_stats"], "num_strategy_groups": 0, "zero_var_strategy_groups": 0}}
+            for e in extras]
+    metrics = strata_training_metrics(flat, [torch.ones(1), torch.ones(1)])
+    assert "strata/zero_var_strategy_groups" not in metrics and "strata/zero_var_trajectory_groups" in metrics

@@ -27,6 +27,7 @@ from strata.workflow.rows import (
     step_rows,
     training_rows,
     trajectory_row,
+    zero_variance_groups,
 )
 
 TASK = Task(game_file="/games/cool-apple/game.tw-pddl", task_type="pick_cool_then_place_in_recep",
@@ -154,6 +155,31 @@ def test_rollout_stats_count_every_record() -> None:
         "num_judged": 2, "judge_parse_ok": 1, "judge_flagged_steps": 1, "selection_seconds": 0.125,
         "subtask/cool/num_trajectories": 5, "subtask/cool/num_won": 1, "subtask/cool/num_steps": 5,
         "num_scored": 1, "score_sum": 0.4, "subtask/cool/num_scored": 1, "subtask/cool/score_sum": 0.4,
+    }
+
+
+def test_zero_variance_groups_count_the_groups_that_carry_no_reward_signal() -> None:
+    # Strategy 1: [won, lost] trained (the failed one is out), strategy 2: [lost_too] (the empty one is out).
+    assert zero_variance_groups(make_rollout(), delta=0.25) == {
+        "num_strategy_groups": 1, "zero_var_strategy_groups": 0,
+        "num_trajectory_groups": 2, "zero_var_trajectory_groups": 1,
+    }
+    rollout = make_rollout()
+    won, lost = rollout.strategies[0].trajectories[:2]
+    split_and_sure = replace(rollout, strategies=[StrategyRollout(rollout.candidates[2], [won, lost]),
+                                                  StrategyRollout(rollout.candidates[0], [won, won])])
+    # S_i is the mean of the top max(1, ⌊δ·M⌋) rewards: with δ = 0.25 both strategies score 1 (no strategy
+    # signal, though the first one's trajectories differ); with δ = 1 they score 0.5 and 1.
+    assert zero_variance_groups(split_and_sure, delta=0.25) == {
+        "num_strategy_groups": 1, "zero_var_strategy_groups": 1,
+        "num_trajectory_groups": 2, "zero_var_trajectory_groups": 1,
+    }
+    assert zero_variance_groups(split_and_sure, delta=1.0)["zero_var_strategy_groups"] == 0
+    # The GRPO baseline's one group has no strategy level.
+    flat = TaskRollout([], [], [StrategyRollout(None, [won, lost, won])])
+    assert zero_variance_groups(flat, delta=0.25) == {
+        "num_strategy_groups": 0, "zero_var_strategy_groups": 0,
+        "num_trajectory_groups": 1, "zero_var_trajectory_groups": 0,
     }
 
 
