@@ -56,7 +56,7 @@ echo
 echo "== validation after the last step ($VAL_SPLIT, one strategy and one episode per task) =="
 LATEST=$(cat "$OUT/checkpoints/latest_checkpointed_iteration.txt")
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed 0 --split "$VAL_SPLIT" \
-  --checkpoint "$OUT/checkpoints/global_step_$LATEST" --out "$OUT/eval"
+  --checkpoint "$OUT/checkpoints/global_step_$LATEST" --task-list "$DATA/$VAL_SPLIT.parquet" --out "$OUT/eval"
 echo
 echo "checkpoints: $OUT/checkpoints (latest: global_step_$LATEST)"
 echo "metrics:     $OUT/metrics.jsonl"

@@ -40,4 +40,4 @@ DATA="$DATA" PY="$PY" bash "$TRAIN_RECIPE" \
 
 [ -n "${DRY_RUN:-}" ] && exit 0
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed "$SEED" --split "$SPLIT" \
-  --checkpoint "$CHECKPOINT" --out "$OUT"
+  --checkpoint "$CHECKPOINT" --task-list "$DATA/$SPLIT.parquet" --out "$OUT"

@@ -7,6 +7,7 @@ description as one user message: StraTA's rollout builds the real prompts from t
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,14 @@ def read_task_list(path: str | Path) -> list[Task]:
             )
         tasks.append(task)
     return tasks
+
+
+def task_list_digest(tasks: Sequence[Task]) -> str:
+    """SHA-256 of ``tasks`` in their order, from what each game is (an ALFWorld game file's bytes, a ScienceWorld
+    task and variation id), not where it lies: the same evaluation set gives the same digest on every machine,
+    and another membership or order gives another. Evaluations that differ in it are not comparable."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        game = task.game_file if task.is_sciworld else hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
+        digest.update(f"{task.task_type}\t{game}\n".encode())
+    return digest.hexdigest()

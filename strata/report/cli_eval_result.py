@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
+from strata.envs.errors import TaskListError
+from strata.envs.task_list import read_task_list, task_list_digest
 from strata.envs.tasks import ALL_SPLITS
 from strata.report.eval_result import eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
@@ -22,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="valid_seen", choices=ALL_SPLITS,
                         help="the evaluated split, recorded in the file (default valid_seen)")
     parser.add_argument("--checkpoint", default=None, help="the evaluated checkpoint, recorded in the file")
+    parser.add_argument("--task-list", default=None,
+                        help="the evaluated task list (parquet): its digest (which games, in which order) is recorded")
     parser.add_argument("--out", required=True, help="folder for eval_seed<SEED>.json and .md")
 
 
@@ -33,7 +38,14 @@ def run(args: argparse.Namespace) -> int:
             raise EvalSchemaError(f"{args.metrics} holds no validation metrics")
         step = validated[-1]
         result = eval_result_from_metrics(metrics[step], args.seed, args.split, args.checkpoint, step)
-    except (EvalSchemaError, FileNotFoundError) as error:
+        if args.task_list:
+            tasks = read_task_list(args.task_list)
+            if len(tasks) == result.num_tasks:
+                result = dataclasses.replace(result, task_list_sha256=task_list_digest(tasks))
+            else:  # a part of it (data.val_max_samples): the list's digest would not name what was evaluated
+                print(f"warning: {args.task_list} lists {len(tasks)} tasks but the validation evaluated "
+                      f"{result.num_tasks}; its digest is not recorded", file=sys.stderr)
+    except (EvalSchemaError, FileNotFoundError, TaskListError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = Path(args.out)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,8 @@ class EvalResult:
             (ScienceWorld), else None.
         checkpoint: the evaluated checkpoint (path or name), None when unknown.
         step: its training step, None when unknown.
+        task_list_sha256: `strata.envs.task_list.task_list_digest` of the evaluated task list (which games, in
+            which order), None when it was not given.
         schema_version: version of this format.
     """
 
@@ -89,6 +92,7 @@ class EvalResult:
     end_reasons: dict[str, int] | None = None
     checkpoint: str | None = None
     step: int | None = None
+    task_list_sha256: str | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def __post_init__(self) -> None:
@@ -108,6 +112,8 @@ class EvalResult:
             _check_rate(self.score, "score")
         if self.end_reasons is not None:
             self._check_end_reasons()
+        if self.task_list_sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.task_list_sha256)):
+            raise EvalSchemaError(f"task_list_sha256 must be 64 lowercase hex digits, got {self.task_list_sha256!r}")
         for name, result in self.per_subtask.items():
             _check_rate(result.success_rate, f"per_subtask.{name}.success_rate")
             if result.score is not None:
@@ -137,10 +143,12 @@ class EvalResult:
                                   f"{self.success_rate * self.num_tasks:.3f}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object; ``score`` and ``end_reasons`` appear only where they were recorded."""
+        """The JSON object; ``score``, ``end_reasons`` and ``task_list_sha256`` appear only where they were
+        recorded."""
         data = _without_missing_score(asdict(self))
-        if self.end_reasons is None:
-            del data["end_reasons"]
+        for name in ("end_reasons", "task_list_sha256"):
+            if data[name] is None:
+                del data[name]
         data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
                                for name in ALL_SUBTASKS if name in self.per_subtask}
         return data
@@ -154,7 +162,8 @@ class EvalResult:
             raise EvalSchemaError(f"an evaluation must be a JSON object, got {type(data).__name__}")
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
-                         if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons"))
+                         if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons",
+                                         "task_list_sha256"))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -9,8 +11,8 @@ from strata.cli import main
 from strata.envs.discovery import load_split, task_description_of_game
 from strata.envs.errors import AlfworldDataError, TaskListError
 from strata.envs.prepare import prepare_data
-from strata.envs.task_list import read_task_list, write_task_list
-from strata.envs.tasks import SUBTASKS
+from strata.envs.task_list import read_task_list, task_list_digest, write_task_list
+from strata.envs.tasks import SUBTASKS, Task
 
 
 def test_round_trip_and_verl_columns(bundled_root: Path, tmp_path: Path) -> None:
@@ -68,3 +70,19 @@ def test_prepare_data_cli(bundled_root: Path, tmp_path: Path, capsys: pytest.Cap
     assert main(["prepare-data", "--data-path", str(tmp_path / "empty"), "--out", str(tmp_path / "x")]) == 2
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "alfworld-download" in lines[0]
+
+
+def test_the_digest_names_the_games_and_their_order_not_where_they_lie(bundled_root: Path, tmp_path: Path) -> None:
+    tasks = load_split(bundled_root, "valid_seen")
+    digest = task_list_digest(tasks)
+    moved_root = tmp_path / "elsewhere"
+    shutil.copytree(bundled_root, moved_root)
+    moved = [replace(t, game_file=t.game_file.replace(str(bundled_root), str(moved_root))) for t in tasks]
+    assert moved[0].game_file != tasks[0].game_file and task_list_digest(moved) == digest
+    assert task_list_digest(tasks[::-1]) != digest  # another order
+    assert task_list_digest(tasks[1:]) != digest  # another membership
+    changed = Path(moved[0].game_file)
+    changed.write_bytes(changed.read_bytes() + b" ")  # another version of one game
+    assert task_list_digest(moved) != digest
+    sciworld = [Task("sciworld:boil:3", "boil", "valid", 0), Task("sciworld:boil:4", "boil", "valid", 1)]
+    assert task_list_digest(sciworld) != task_list_digest(sciworld[::-1])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from strata.cli import main
-from strata.report.schema import EvalResult
+from strata.report.schema import EvalResult, EvalSchemaError
 from strata.trainer.metrics import validation_metrics
 
 
@@ -85,3 +85,38 @@ def test_an_unknown_split_is_one_usage_error(tmp_path, capsys):
     assert last.startswith("strata eval-result: error: argument --split: invalid choice: 'valid_sen'")
     assert "valid_seen" in last and "test" in last
     assert not (tmp_path / "eval").exists()
+
+
+def test_the_evaluated_task_list_s_digest_is_recorded_and_checked(tmp_path, capsys):
+    from strata.envs.bundled import bundled_data_path
+    from strata.envs.discovery import load_split
+    from strata.envs.task_list import task_list_digest, write_task_list
+
+    games = bundled_data_path(cache_dir=tmp_path / "cache")
+    tasks = load_split(games, "valid_seen")[:3]
+    task_list = write_task_list(tasks, tmp_path / "valid_seen.parquet")
+    records = {"won": [1.0, 0.0, 0.0], "subtask": ["pick"] * 3, "episode_length": [5, 50, 9],
+               "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10], "num_admissible": [5, 40, 9],
+               "end_reason": ["won", "step_limit", "lost"]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+    assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--task-list", str(task_list),
+                 "--out", str(tmp_path / "eval")]) == 0
+    saved = json.loads((tmp_path / "eval/eval_seed0.json").read_text())
+    assert saved["task_list_sha256"] == task_list_digest(tasks)
+    assert EvalResult.load(tmp_path / "eval/eval_seed0.json").task_list_sha256 == task_list_digest(tasks)
+    # Without --task-list the field is absent, and files written before it existed still load.
+    assert main(["eval-result", "--metrics", str(log), "--seed", "1", "--out", str(tmp_path / "eval")]) == 0
+    assert "task_list_sha256" not in json.loads((tmp_path / "eval/eval_seed1.json").read_text())
+    # A validation of part of the list (data.val_max_samples): a warning, and no digest that would not name it.
+    longer = write_task_list(load_split(games, "valid_seen")[:4], tmp_path / "other.parquet")
+    capsys.readouterr()
+    assert main(["eval-result", "--metrics", str(log), "--seed", "2", "--task-list", str(longer),
+                 "--out", str(tmp_path / "eval")]) == 0
+    assert "lists 4 tasks but the validation evaluated 3; its digest is not recorded" in capsys.readouterr().err
+    assert "task_list_sha256" not in json.loads((tmp_path / "eval/eval_seed2.json").read_text())
+    assert main(["eval-result", "--metrics", str(log), "--seed", "3", "--task-list", str(tmp_path / "none.parquet"),
+                 "--out", str(tmp_path / "eval")]) == 2
+    assert "none.parquet does not exist" in capsys.readouterr().err
+    with pytest.raises(EvalSchemaError, match="task_list_sha256 must be 64 lowercase hex digits"):
+        EvalResult.from_dict({**saved, "task_list_sha256": "abc"})
