@@ -28,15 +28,17 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
     """``strata/*`` metrics of one training step from its rows (padding rows excluded)."""
     strategy = [float(a[0]) for e, a in zip(extras, advantages, strict=True)
                 if e["strata_role"] == "strategy" and len(a)]
+    # Action-level rows: whole trajectories (multi-turn rows) or single steps (trajectory_rows=per_step).
     trajectory = [a[a != 0].mean().item() if (a != 0).any() else 0.0
-                  for e, a in zip(extras, advantages, strict=True) if e["strata_role"] == "trajectory"]
+                  for e, a in zip(extras, advantages, strict=True) if e["strata_role"] in ("trajectory", "step")]
     totals: dict[str, float] = {}
     for extra in extras:
         for key, value in (extra.get("strata_stats") or {}).items():
             totals[key] = totals.get(key, 0.0) + float(value)
     metrics = {
         "strata/num_strategy_rows": float(len(strategy)),
-        "strata/num_trajectory_rows": float(len(trajectory)),
+        "strata/num_trajectory_rows": float(sum(e["strata_role"] == "trajectory" for e in extras)),
+        "strata/num_step_rows": float(sum(e["strata_role"] == "step" for e in extras)),
     }
     for name, values in (("strategy_advantage", strategy), ("trajectory_advantage", trajectory)):
         if values:

@@ -133,3 +133,13 @@ def test_zero_variance_shares_are_over_the_step_s_groups():
             for e in extras]
     metrics = strata_training_metrics(flat, [torch.ones(1), torch.ones(1)])
     assert "strata/zero_var_strategy_groups" not in metrics and "strata/zero_var_trajectory_groups" in metrics
+
+
+def test_per_step_rows_are_counted_and_their_advantages_summarised():
+    extras = [{"strata_role": "strategy", "strata_stats": None}, {"strata_role": "step", "strata_stats": None},
+              {"strata_role": "step", "strata_stats": None}, {"strata_role": "step", "strata_stats": None}]
+    advantages = [torch.tensor([0.5]), torch.tensor([0.25, 0.25]), torch.tensor([-0.75]), torch.tensor([0.0])]
+    metrics = strata_training_metrics(extras, advantages)
+    assert metrics["strata/num_step_rows"] == 3 and metrics["strata/num_trajectory_rows"] == 0
+    assert metrics["strata/trajectory_advantage/mean"] == pytest.approx((0.25 - 0.75 + 0.0) / 3)
+    assert metrics["strata/trajectory_advantage/min"] == pytest.approx(-0.75)
