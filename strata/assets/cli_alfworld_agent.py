@@ -7,7 +7,7 @@ import json
 import logging
 
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
-from strata.cli_types import positive_int
+from strata.cli_types import non_negative_int, positive_int
 from strata.envs.explorer import SEARCH_ORDERS
 
 EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~15 min on 2 cores"
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generated training games the expert plays (split train)")
     parser.add_argument("--valid-games", type=positive_int, default=DEFAULTS.valid_games,
                         help="held-out games the agent is evaluated on (split valid_seen)")
-    parser.add_argument("--rl-games", type=int, default=DEFAULTS.rl_games,
+    parser.add_argument("--rl-games", type=non_negative_int, default=DEFAULTS.rl_games,
                         help="games for RL that the warm start never sees (rl_train.parquet, seed game-seed + 1)")
     parser.add_argument("--orders-per-game", type=positive_int, default=DEFAULTS.orders_per_game,
                         help="expert episodes per training game, each with its own search order")
