@@ -6,7 +6,7 @@
 #   bash recipes/evaluate-strata-sciworld-qwen2.5-1.5b.sh CHECKPOINT [SEED] [overrides...]
 #
 # CHECKPOINT: a training checkpoint (.../global_step_N) or an exported Hugging Face folder. Default: all
-# 1,819 test variations ($DATA/test.parquet); SPLIT=valid the dev split; a last override
+# 1,171 test variations of AgentGym's 23 task types ($DATA/test.parquet); SPLIT=valid the dev split; a last override
 # data.val_files=$DATA/10-per-task-type/test.parquet the first 10 of each task type. Writes eval_seed<SEED>.json and .md (success and mean score per task type);
 # combine seeds with `strata report-eval`. See recipes/lib/evaluate-strata-alfworld.sh.
 set -euo pipefail

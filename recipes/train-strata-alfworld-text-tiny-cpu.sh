@@ -19,6 +19,7 @@ export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 W
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
+export WANDB_DIR=${WANDB_DIR:-$OUT}   # with trainer.logger=[...,wandb]: the (offline) run goes to OUT/wandb
 
 [ -f "$OUT/model/config.json" ] || $PY -m strata.cli build-tiny-model --out "$OUT/model"
 DATA=${DATA:-$OUT/data}   # task lists; the bundled ALFWorld games unless the caller prepared others there
@@ -56,7 +57,8 @@ echo
 echo "== validation after the last step ($VAL_SPLIT, one strategy and one episode per task) =="
 LATEST=$(cat "$OUT/checkpoints/latest_checkpointed_iteration.txt")
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed 0 --split "$VAL_SPLIT" \
-  --checkpoint "$OUT/checkpoints/global_step_$LATEST" --task-list "$DATA/$VAL_SPLIT.parquet" --out "$OUT/eval"
+  --checkpoint "$OUT/checkpoints/global_step_$LATEST" --task-list "$DATA/$VAL_SPLIT.parquet" --dumps "$OUT" \
+  --out "$OUT/eval"
 echo
 echo "checkpoints: $OUT/checkpoints (latest: global_step_$LATEST)"
 echo "metrics:     $OUT/metrics.jsonl"

@@ -8,8 +8,8 @@
 #   strata prepare-data --env sciworld --splits valid,test --per-task-type 10 --out "$DATA/10-per-task-type"
 #   bash recipes/train-strata-sciworld-qwen2.5-1.5b.sh                                   # train
 #
-# Training draws from all 3,592 train variations; validation every 10 steps runs the first 10 dev
-# variations of each of the 30 task types (300 episodes; the whole dev split, 1,796 variations from 2 to 346
+# Training draws from the 2,312 train variations of AgentGym's 23 task types (prepare-data's default task set);
+# validation every 10 steps runs the first 10 dev variations of each (189 episodes; the whole dev split, 1,156 variations up to 346
 # per task type, would cost 6x more and weigh a few task types). Algorithm and optimisation keys live in
 # configs/strata_trainer.yaml; this script sets infrastructure only. Extra Hydra overrides pass through ("$@").
 set -euo pipefail

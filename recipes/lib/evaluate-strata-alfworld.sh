@@ -4,7 +4,8 @@
 # strategy and one trajectory per task, temperature 0.7 / top_p 0.8 / top_k 20, at most 50 steps, no
 # selection, no judge. The environment is the training recipe's. Runs the size's
 # training recipe (TRAIN_RECIPE) in val-only mode, so the infrastructure settings are the same, then
-# writes eval_seed<SEED>.json and .md for `strata report-eval`.
+# writes eval_seed<SEED>.json and .md for `strata report-eval`. The episodes are dumped in OUT/rollouts (not in
+# the training run's folder), and each task's outcome goes into the JSON: seeds 0..k-1 give avg@k and pass@k.
 #
 #   TRAIN_RECIPE=recipes/train-...sh NAME=... bash recipes/lib/evaluate-strata-alfworld.sh CHECKPOINT [SEED] [overrides...]
 set -euo pipefail
@@ -15,7 +16,7 @@ SEED=${2:-0}
 shift $(( $# >= 2 ? 2 : 1 ))
 SPLIT=${SPLIT:-valid_seen}
 DATA=${DATA:-$HOME/data/strata-alfworld}
-OUT=${OUT:-outputs/eval-$NAME/seed$SEED}
+OUT=${OUT:-outputs/eval-$NAME/$SPLIT/seed$SEED}   # one folder per split and seed
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
@@ -35,9 +36,10 @@ DATA="$DATA" PY="$PY" bash "$TRAIN_RECIPE" \
   trainer.val_before_train=true \
   actor_rollout_ref.rollout.seed="$SEED" \
   trainer.experiment_name="eval-$NAME-seed$SEED" \
+  run.dir="$OUT" \
   'trainer.logger=[console,file]' \
   "$@"
 
 [ -n "${DRY_RUN:-}" ] && exit 0
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed "$SEED" --split "$SPLIT" \
-  --checkpoint "$CHECKPOINT" --task-list "$DATA/$SPLIT.parquet" --out "$OUT"
+  --checkpoint "$CHECKPOINT" --task-list "$DATA/$SPLIT.parquet" --dumps "$OUT" --out "$OUT"

@@ -184,6 +184,10 @@ class StrataConfig:
             repeats the uninterrupted one (exact on CPU). On GPU it buys no exact resume unless vLLM runs
             batch-invariant, and vLLM samples each seeded request on its own instead of in one batched
             call, so the GPU recipes turn it off. Not in the paper (default: true).
+        zero_variance_filter: leave the rows of advantage groups whose rewards are all equal (a strategy group
+            with equal scores S_i, a trajectory group with equal rewards) out of the update, as DAPO's dynamic
+            sampling does, without its refill: their responses carry only the penalties, and in a token-mean
+            loss they dilute the groups that carry an outcome signal. Not in the paper (default: false).
         length_penalty: see :class:`LengthPenaltyConfig`.
         judge: see :class:`JudgeConfig`.
         diversity: see :class:`DiversityConfig`.
@@ -200,6 +204,7 @@ class StrataConfig:
     max_tokens_per_response: int = 512
     trajectory_rows: str = "multi_turn"
     seeded_sampling: bool = True
+    zero_variance_filter: bool = False
     length_penalty: LengthPenaltyConfig = field(default_factory=LengthPenaltyConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
@@ -241,8 +246,8 @@ class StrataConfig:
             f"must be one of {', '.join(TRAJECTORY_ROWS)}",
             self.trajectory_rows,
         )
-        _require(isinstance(self.seeded_sampling, bool), "seeded_sampling", "must be true or false",
-                 self.seeded_sampling)
+        for key in ("seeded_sampling", "zero_variance_filter"):
+            _require(isinstance(getattr(self, key), bool), key, "must be true or false", getattr(self, key))
         _require(self.algorithm in ALGORITHMS, "algorithm", f"must be one of {', '.join(ALGORITHMS)}", self.algorithm)
         if self.algorithm == "grpo":
             self._check_grpo()

@@ -75,8 +75,9 @@ def judge_penalties(flagged_steps: Iterable[int] | None, num_steps: int, kappa: 
 
 
 # How an episode's outcome becomes R(τ) (``env.reward``): ``success`` is the spec's 1 if won else 0;
-# ``score`` is the environment's own progress score normalised to [0, 1] (ScienceWorld: score / 100).
-REWARD_MODES = ("success", "score")
+# ``score`` is the environment's own progress score normalised to [0, 1] (ScienceWorld: score / 100);
+# ``final_score`` is that score as the environment left it, -1 for a game it ended as lost (AgentGym's).
+REWARD_MODES = ("success", "score", "final_score")
 
 
 def outcome_reward(won: bool, score: float | None, mode: str = "success") -> float:
@@ -85,8 +86,10 @@ def outcome_reward(won: bool, score: float | None, mode: str = "success") -> flo
     ``success``: 1.0 if won else 0.0 (spec §1.4). ``score``: the last normalised progress score clipped to
     [0, 1], and 1.0 when won: a game the environment ended as lost reports a negative score, which counts as
     no progress, and an environment without a score (``None``: ALFWorld, or no step taken) has only its
-    outcome. Why a switch: a partial score separates trajectories that all failed, which a 0/1 outcome
-    cannot, but rewards progress that may not lead to the goal.
+    outcome. ``final_score``: the same without the floor, so a lost game (ScienceWorld: -100, normalised -1)
+    ranks below one that made no progress; AgentGym's ScienceWorld client returns the simulator's cumulative
+    score as the reward, and an episode's reward is its last step's. Why a switch: a partial score separates
+    trajectories that all failed, which a 0/1 outcome cannot, but rewards progress that may not lead to the goal.
     """
     if mode not in REWARD_MODES:
         raise ValueError(f"unknown reward mode {mode!r} (env.reward); valid: {', '.join(REWARD_MODES)}")
@@ -94,4 +97,4 @@ def outcome_reward(won: bool, score: float | None, mode: str = "success") -> flo
         return 1.0
     if mode == "success" or score is None:
         return 0.0
-    return min(1.0, max(0.0, score))
+    return min(1.0, score if mode == "final_score" else max(0.0, score))

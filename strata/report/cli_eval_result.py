@@ -10,7 +10,8 @@ from pathlib import Path
 from strata.envs.errors import TaskListError
 from strata.envs.task_list import read_task_list, task_list_digest
 from strata.envs.tasks import ALL_SPLITS
-from strata.report.eval_result import eval_result_from_metrics
+from strata.report.dumps import DumpError
+from strata.report.eval_result import episodes_from_dumps, eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
 from strata.report.logs import read_metrics
 from strata.report.schema import EvalSchemaError
@@ -27,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", default=None, help="the evaluated checkpoint, recorded in the file")
     parser.add_argument("--task-list", default=None,
                         help="the evaluated task list (parquet): its digest (which games, in which order) is recorded")
+    parser.add_argument("--dumps", default=None,
+                        help="the run folder (run.dir) whose validation dumps give each task's outcome, which "
+                             "`strata report-eval` needs for pass@k over seeds")
     parser.add_argument("--out", required=True, help="folder for eval_seed<SEED>.json and .md")
 
 
@@ -38,6 +42,12 @@ def run(args: argparse.Namespace) -> int:
             raise EvalSchemaError(f"{args.metrics} holds no validation metrics")
         step = validated[-1]
         result = eval_result_from_metrics(metrics[step], args.seed, args.split, args.checkpoint, step)
+        if args.dumps:
+            try:
+                result = dataclasses.replace(result, episodes=episodes_from_dumps(args.dumps, step))
+            except DumpError as error:  # run.dump.validation=false: the table stands, without pass@k
+                print(f"warning: {error}; the tasks' outcomes are not recorded (no pass@k over seeds)",
+                      file=sys.stderr)
         if args.task_list:
             tasks = read_task_list(args.task_list)
             if len(tasks) == result.num_tasks:

@@ -8,8 +8,10 @@ the per-seed file that ``strata report-eval`` and ``strata model-card`` read.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
-from strata.report.schema import ALL_SUBTASKS, EvalResult, EvalSchemaError, SubtaskResult
+from strata.report.dumps import dump_files, pick_step, read_step, rollouts_dir
+from strata.report.schema import ALL_SUBTASKS, EvalResult, EvalSchemaError, SubtaskResult, TaskOutcome
 
 
 def eval_result_from_metrics(
@@ -50,3 +52,21 @@ def _end_reasons(metrics: Mapping[str, float]) -> dict[str, int] | None:
     prefix = "val/end_reason/"
     counts = {key.removeprefix(prefix): int(value) for key, value in metrics.items() if key.startswith(prefix)}
     return counts or None
+
+
+def episodes_from_dumps(run: str | Path, step: int) -> tuple[TaskOutcome, ...]:
+    """Each task's outcome in the validation ``step`` dumped in ``run`` (``run.dir``): what pass@k over seeds
+    needs and the metrics log does not hold. `EvalResult` checks them against the logged rates.
+
+    Raises:
+        DumpError: ``run`` has no validation dumps of ``step``.
+        EvalSchemaError: a dumped record is damaged.
+    """
+    rollouts = rollouts_dir(run)
+    steps = dump_files(rollouts, "valid")
+    read = read_step(steps[pick_step(steps, step, "valid", rollouts)])
+    if read.skipped:
+        raise EvalSchemaError(f"{read.skipped_line()}: a task's outcome is missing")
+    return tuple(TaskOutcome(record["task"]["index"], record["task"]["subtask"],
+                             bool(record["strategies"][0]["trajectories"][0]["won"]))
+                 for record in read.records)

@@ -3,6 +3,10 @@
 Seeds are combined only when they evaluated the same thing: same split, same task counts per subtask
 and the same checkpoint, otherwise the mean would mix different experiments. The spread is the sample
 standard deviation across seeds (n − 1 in the denominator); with one seed it is not reported.
+
+With k ≥ 2 seeds whose files record each task's outcome (``episodes``), the k seeds are k samples per task,
+and the table adds avg@k (the mean success over the k samples, the seeds' mean) and pass@k (the share of tasks
+won by at least one of the k samples), per subtask and overall, as peers publish them.
 """
 
 from __future__ import annotations
@@ -47,6 +51,16 @@ PERCENT, SHARE, STEPS, SCORE = Number(100, 2), Number(1, 3), Number(1, 1), Numbe
 
 
 @dataclass(frozen=True)
+class PassAtK:
+    """avg@k and pass@k of one subtask (or ``all``) over k samples per task (one per seed)."""
+
+    name: str
+    num_tasks: int
+    avg: float
+    passed: float
+
+
+@dataclass(frozen=True)
 class EvalReport:
     """Several seeds of one evaluation combined.
 
@@ -59,6 +73,8 @@ class EvalReport:
         results: the input evaluations.
         score: rows of the mean progress score like ``success`` where every seed has one (ScienceWorld), else
             empty.
+        pass_at_k: avg@k and pass@k per subtask then ``all``, k being the number of seeds, where k ≥ 2 and every
+            seed recorded each task's outcome; else empty.
     """
 
     split: str
@@ -70,6 +86,7 @@ class EvalReport:
     mean_episode_length: Row
     results: tuple[EvalResult, ...]
     score: tuple[Row, ...] = ()
+    pass_at_k: tuple[PassAtK, ...] = ()
 
     @property
     def overall(self) -> Row:
@@ -86,6 +103,8 @@ class EvalReport:
             "format_rate": _row_dict(self.format_rate),
             "mean_episode_length": _row_dict(self.mean_episode_length),
             **({"score": {row.name: _row_dict(row) for row in self.score}} if self.score else {}),
+            **({"pass_at_k": {"k": len(self.seeds), **{row.name: asdict(row) for row in self.pass_at_k}}}
+               if self.pass_at_k else {}),
             "results": [result.to_dict() for result in self.results],
         }
 
@@ -111,16 +130,34 @@ class EvalReport:
         caption = (f"Success rate (%) on `{self.split}` of {what}{step}, {len(self.seeds)} seed(s); "
                    f"± is the sample standard deviation across seeds.")
         table = caption + "\n\n" + markdown_table(header, rows)
-        if self.score:
+        if self.score:  # ScienceWorld: the paper reports the mean score, so it leads
             scores = [[row.name, str(row.num_tasks), *map(SCORE, row.per_seed), SCORE.mean_std(row)]
                       for row in self.score]
-            table += ("\n\nMean score (0-100, the environment's progress score; a win scores 100) on the same "
-                      "tasks.\n\n" + markdown_table(header, scores))
+            table = (f"Mean score (0-100, the environment's progress score; a win scores 100, a lost game 0) on "
+                     f"`{self.split}` of {what}{step}, {len(self.seeds)} seed(s).\n\n" + markdown_table(header, scores)
+                     + self._agentgym_scores() + "\n\n" + table)
+        if self.pass_at_k:
+            k = len(self.seeds)
+            table += (f"\n\nThe {k} seeds as {k} samples per task: avg@{k} (mean success over the samples) and "
+                      f"pass@{k} (share of tasks won by at least one), in %.\n\n"
+                      + markdown_table(["subtask", "tasks", f"avg@{k}", f"pass@{k}"],
+                                       [[row.name, str(row.num_tasks), PERCENT(row.avg), PERCENT(row.passed)]
+                                        for row in self.pass_at_k]))
         ends = self.end_reasons
         if ends:
             table += ("\n\nHow the episodes ended (all seeds): "
                       + ", ".join(f"{reason.replace('_', ' ')} {count}" for reason, count in ends.items()) + ".")
         return table
+
+    def _agentgym_scores(self) -> str:
+        """The overall mean score as AgentGym computes it (a lost game scores -100, not 0), per seed: ours less
+        the seed's lost share; empty when a seed's file does not record how its episodes ended."""
+        if any(result.end_reasons is None for result in self.results):
+            return ""
+        values = [row - result.end_reasons.get("lost", 0) / result.num_tasks
+                  for row, result in zip(self.score[-1].per_seed, self.results, strict=True)]
+        return (f"\n\nAgentGym's mean score (a lost game counts -100), all tasks: "
+                f"{', '.join(SCORE(value) for value in values)} (seed(s) {', '.join(map(str, self.seeds))}).")
 
     @property
     def end_reasons(self) -> dict[str, int]:
@@ -173,11 +210,44 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         mean_episode_length=_row("mean_episode_length", None, [r.mean_episode_length for r in results]),
         results=tuple(results),
         score=tuple(score),
+        pass_at_k=_pass_at_k(results, present),
     )
+
+
+def _pass_at_k(results: Sequence[EvalResult], subtasks: list[str]) -> tuple[PassAtK, ...]:
+    """avg@k and pass@k with the seeds as the k samples (see the module docstring); empty below 2 seeds or when
+    a seed's file has no per-task outcomes. The seeds must have evaluated the same tasks."""
+    if len(results) < 2 or any(r.episodes is None for r in results):
+        return ()
+    tasks = {index: outcome.subtask for index, outcome in results[0].outcomes.items()}
+    for result in results[1:]:
+        if {index: outcome.subtask for index, outcome in result.outcomes.items()} != tasks:
+            raise EvalSchemaError(f"seed {result.seed} evaluated other tasks than seed {results[0].seed} (the "
+                                  f"episodes' task indices or subtasks differ); pass@k needs the same task list")
+    wins = {index: [r.outcomes[index].won for r in results] for index in tasks}
+    rows = []
+    for name in [*subtasks, OVERALL]:
+        mine = [index for index, subtask in tasks.items() if name in (subtask, OVERALL)]
+        rows.append(PassAtK(name, len(mine), statistics.fmean(statistics.fmean(wins[i]) for i in mine),
+                            statistics.fmean(any(wins[i]) for i in mine)))
+    return tuple(rows)
 
 
 def read_evaluation_inputs(paths: Sequence[str | Path]) -> EvalReport:
     """One report from per-seed evaluation JSONs, or from a report JSON written by ``strata report-eval``."""
+    return combine_evaluations(_read_results(paths))
+
+
+def read_evaluations_by_split(paths: Sequence[str | Path]) -> tuple[EvalReport, ...]:
+    """One report per evaluated split (e.g. ALFWorld's ``valid_seen`` and ``valid_unseen``), in the order the
+    splits first appear in ``paths``; each split's seeds are combined as `combine_evaluations` does."""
+    by_split: dict[str, list[EvalResult]] = {}
+    for result in _read_results(paths):
+        by_split.setdefault(result.split, []).append(result)
+    return tuple(combine_evaluations(results) for results in by_split.values())
+
+
+def _read_results(paths: Sequence[str | Path]) -> list[EvalResult]:
     results: list[EvalResult] = []
     for path in paths:
         data = read_json(path)
@@ -188,7 +258,7 @@ def read_evaluation_inputs(paths: Sequence[str | Path]) -> EvalReport:
             results += [EvalResult.from_dict(entry) for entry in entries]
         except EvalSchemaError as error:
             raise EvalSchemaError(f"{path}: {error}") from None
-    return combine_evaluations(results)
+    return results
 
 
 def _row(name: str, num_tasks: int | None, values: list[float]) -> Row:

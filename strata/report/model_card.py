@@ -28,7 +28,7 @@ from strata.checkpoint.inspect import CheckpointInfo, describe_checkpoint, find_
 from strata.report.config_diff import ConfigDiff, diff_configs
 from strata.report.config_resolve import ConfigSource, resolve_config
 from strata.report.curve import SUCCESS_KEY, Curve, extract_curve, plot_curve
-from strata.report.eval_table import PERCENT, EvalReport, read_evaluation_inputs
+from strata.report.eval_table import PERCENT, EvalReport, read_evaluations_by_split
 from strata.report.logs import read_metrics
 from strata.report.markdown import markdown_table
 from strata.report.run_files import discover_run
@@ -119,7 +119,7 @@ class CardInputs:
         name: the model's name (card title).
         config: the run's resolved config, flat.
         curve: the validation curve from the logs.
-        evaluation: the final evaluation across seeds.
+        evaluations: the final evaluation across seeds, one report per split (the first leads the summary).
         diff: the run's config against the recipe it claims to follow (None: no recipe given).
         release_files: (relative path, bytes) of every file in the release folder.
         training_state: the step folder under ``training_state/`` of the release, if there is one.
@@ -134,7 +134,7 @@ class CardInputs:
     name: str
     config: dict[str, Any]
     curve: Curve
-    evaluation: EvalReport
+    evaluations: tuple[EvalReport, ...]
     diff: ConfigDiff | None
     release_files: tuple[tuple[str, int], ...]
     training_state: CheckpointInfo | None
@@ -181,7 +181,7 @@ def write_model_card(
     run = discover_run(run_dir, config=config, logs=tuple(logs))
     run_config = resolve_config(ConfigSource(str(run.config)))
     curve = extract_curve(read_metrics(run.logs), metric)
-    evaluation = read_evaluation_inputs(evaluations)
+    reports = read_evaluations_by_split(evaluations)
     diff = None
     if recipe is not None:
         diff = diff_configs(resolve_config(recipe), run_config, label_a=f"recipe {recipe.label}",
@@ -200,7 +200,7 @@ def write_model_card(
         name=name,
         config=run_config,
         curve=curve,
-        evaluation=evaluation,
+        evaluations=reports,
         diff=diff,
         release_files=_list_files(release, skip=out),
         training_state=describe_checkpoint(training_state) if training_state else None,
@@ -311,8 +311,7 @@ def _base_model_cell(inputs: CardInputs) -> str:
 
 
 def _summary(inputs: CardInputs) -> str:
-    config, report = inputs.config, inputs.evaluation
-    overall = report.overall
+    config, report = inputs.config, inputs.evaluations[0]
     last_step = inputs.curve.steps[-1]
     total = config.get("trainer.total_training_steps")
     environment = environment_of(config)
@@ -323,8 +322,9 @@ def _summary(inputs: CardInputs) -> str:
                      + (f" of {total} configured" if total is not None else "")],
         ["platform", platform_line(config)],
         ["prompts", prompts_source(str(config.get("strata.prompts.preset", "alfworld")))],
-        [f"success rate on `{report.split}`", f"{PERCENT.mean_std(overall)} % ({len(report.seeds)} seed(s), "
-                                              f"{overall.num_tasks} tasks)"],
+        *([f"success rate on `{split.split}`", f"{PERCENT.mean_std(split.overall)} % ({len(split.seeds)} "
+                                               f"seed(s), {split.overall.num_tasks} tasks)"]
+          for split in inputs.evaluations),
         ["format rate", _plain(report.format_rate.mean, 3)],
         ["mean episode length", f"{_plain(report.mean_episode_length.mean, 1)} steps"],
     ]
@@ -347,26 +347,31 @@ def _summary(inputs: CardInputs) -> str:
 
 
 def _evaluation(inputs: CardInputs) -> str:
-    report, config = inputs.evaluation, inputs.config
+    config = inputs.config
     sampling = ", ".join(f"{name} {config[key]}" for name, key in (
         ("temperature", "actor_rollout_ref.rollout.val_kwargs.temperature"),
         ("top_p", "actor_rollout_ref.rollout.val_kwargs.top_p"),
         ("top_k", "actor_rollout_ref.rollout.val_kwargs.top_k"),
     ) if key in config)
     horizon = config.get("env.max_steps")
-    counts = ", ".join(f"{row.name} {row.num_tasks}" for row in report.success[:-1])
+    splits = [f"Split `{report.split}`, {report.overall.num_tasks} tasks "
+              f"({', '.join(f'{row.name} {row.num_tasks}' for row in report.success[:-1])}); one episode per task "
+              f"and seed (seeds {', '.join(map(str, report.seeds))})." for report in inputs.evaluations]
     caveats = [
         "One trajectory per task, straight from the task (the GRPO baseline has no strategy)." if is_grpo(config)
         else "One strategy, then one trajectory conditioned on it, per task: no oversampling, no diverse "
         "selection and no self-judgment at evaluation (those are training-time only).",
         f"Sampling as in the run's config: {sampling or 'see actor_rollout_ref.rollout.val_kwargs'}"
         + (f"; at most {horizon} environment steps per episode." if horizon is not None else "."),
-        f"Split `{report.split}`, {report.overall.num_tasks} tasks ({counts}); one episode per task and seed "
-        f"(seeds {', '.join(map(str, report.seeds))}).",
+        *splits,
         "Success is the environment's own `won` flag; format rate counts responses with a well-formed tag.",
         f"Compare only with results on the same split, protocol and {environment_of(config).comparable}.",
     ]
-    return ("## Evaluation\n\n" + report.to_markdown() + "\n\n### Protocol and caveats\n\n"
+    if len(inputs.evaluations) == 1:
+        tables = inputs.evaluations[0].to_markdown()
+    else:
+        tables = "\n\n".join(f"### `{report.split}`\n\n{report.to_markdown()}" for report in inputs.evaluations)
+    return ("## Evaluation\n\n" + tables + "\n\n### Protocol and caveats\n\n"
             + "\n".join(f"- {line}" for line in caveats))
 
 

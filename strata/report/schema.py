@@ -14,7 +14,8 @@ Example (``schema_version`` 1)::
      "end_reasons": {"won": 121, "step_limit": 17, "lost": 0, "token_budget": 2, "environment_failure": 0},
      "checkpoint": "checkpoints/global_step_150", "step": 150}
 
-``score`` (ScienceWorld) and ``end_reasons`` (files written since it was recorded) are optional.
+``score`` (ScienceWorld), ``end_reasons``, ``task_list_sha256`` and ``episodes`` (each task's outcome, which
+pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are optional.
 """
 
 from __future__ import annotations
@@ -58,6 +59,15 @@ class SubtaskResult:
 
 
 @dataclass(frozen=True)
+class TaskOutcome:
+    """One evaluated task's episode: its index in the task list, its subtask and whether it was won."""
+
+    task: int
+    subtask: str
+    won: bool
+
+
+@dataclass(frozen=True)
 class EvalResult:
     """One evaluation of one checkpoint with one seed on one split (docs/algorithm.md §3 protocol).
 
@@ -78,6 +88,8 @@ class EvalResult:
         step: its training step, None when unknown.
         task_list_sha256: `strata.envs.task_list.task_list_digest` of the evaluated task list (which games, in
             which order), None when it was not given.
+        episodes: each task's outcome, by task index (from the run's validation dumps), None when they were
+            not read; they must agree with the per-subtask counts and rates.
         schema_version: version of this format.
     """
 
@@ -93,6 +105,7 @@ class EvalResult:
     checkpoint: str | None = None
     step: int | None = None
     task_list_sha256: str | None = None
+    episodes: tuple[TaskOutcome, ...] | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def __post_init__(self) -> None:
@@ -114,6 +127,8 @@ class EvalResult:
             self._check_end_reasons()
         if self.task_list_sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.task_list_sha256)):
             raise EvalSchemaError(f"task_list_sha256 must be 64 lowercase hex digits, got {self.task_list_sha256!r}")
+        if self.episodes is not None:
+            self._check_episodes()
         for name, result in self.per_subtask.items():
             _check_rate(result.success_rate, f"per_subtask.{name}.success_rate")
             if result.score is not None:
@@ -142,11 +157,31 @@ class EvalResult:
             raise EvalSchemaError(f"end_reasons.won is {won} but success_rate x num_tasks is "
                                   f"{self.success_rate * self.num_tasks:.3f}")
 
+    def _check_episodes(self) -> None:
+        """One outcome per task, each task once, and per subtask as many tasks and wins as the rates say."""
+        for episode in self.episodes:
+            _check_int(episode.task, "episodes.task", minimum=0)
+            if not isinstance(episode.won, bool):
+                raise EvalSchemaError(f"episodes.won must be true or false, got {episode.won!r}")
+        if len({e.task for e in self.episodes}) != len(self.episodes) or len(self.episodes) != self.num_tasks:
+            raise EvalSchemaError(f"episodes must hold each of the {self.num_tasks} tasks once, got "
+                                  f"{len(self.episodes)} outcomes of {len({e.task for e in self.episodes})} tasks")
+        for name, result in self.per_subtask.items():
+            mine = [e.won for e in self.episodes if e.subtask == name]
+            if len(mine) != result.num_tasks or abs(sum(mine) - result.success_rate * result.num_tasks) > 1e-6:
+                raise EvalSchemaError(f"episodes of {name}: {sum(mine)} won of {len(mine)}, but per_subtask says "
+                                      f"{result.success_rate * result.num_tasks:.3f} of {result.num_tasks}")
+
+    @property
+    def outcomes(self) -> dict[int, TaskOutcome]:
+        """Task index -> its outcome; empty when the file records none."""
+        return {e.task: e for e in self.episodes or ()}
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object; ``score``, ``end_reasons`` and ``task_list_sha256`` appear only where they were
-        recorded."""
+        """The JSON object; ``score``, ``end_reasons``, ``task_list_sha256`` and ``episodes`` appear only where
+        they were recorded."""
         data = _without_missing_score(asdict(self))
-        for name in ("end_reasons", "task_list_sha256"):
+        for name in ("end_reasons", "task_list_sha256", "episodes"):
             if data[name] is None:
                 del data[name]
         data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
@@ -163,7 +198,7 @@ class EvalResult:
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
                          if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons",
-                                         "task_list_sha256"))
+                                         "task_list_sha256", "episodes"))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "
@@ -176,7 +211,13 @@ class EvalResult:
         except TypeError as error:
             raise EvalSchemaError(f"per_subtask entries need success_rate and num_tasks (and an optional score): "
                                   f"{error}") from None
-        return cls(**{**data, "per_subtask": subtasks})
+        episodes = data.get("episodes")
+        if episodes is not None:
+            try:
+                episodes = tuple(TaskOutcome(**episode) for episode in episodes)
+            except TypeError as error:
+                raise EvalSchemaError(f"episodes entries need task, subtask and won: {error}") from None
+        return cls(**{**data, "per_subtask": subtasks, "episodes": episodes})
 
     @classmethod
     def from_json(cls, text: str) -> EvalResult:

@@ -7,7 +7,11 @@
 2. Mini-batches: StraTA's rows per task vary (N strategy rows + the trajectories that ran), so
    ``actor.ppo_mini_batch_size`` counts *tasks*, as verl counts prompts, and each optimizer step takes
    an equal share of the step's rows. The global mini-batch does not depend on the GPU count (spec §5).
+   With ``strata.zero_variance_filter`` it also masks the rows of groups without reward variance out of the
+   update (`filtered_rows`).
 3. Validation metrics: the spec's per-subtask success table instead of verl's reward means.
+   With wandb among ``trainer.logger``, each dumped step's episodes (training and validation) also go to wandb
+   as a table (`strata.report.wandb_table`).
 4. Checkpoints: once verl's save of a step has returned, every file of the step is recorded (size and
    SHA-256) in ``global_step_N/strata_manifest.json``, written last and atomically, and then the ``latest``
    pointer is rewritten atomically (see `strata.checkpoint`). Resume, export and reshard check the files
@@ -41,7 +45,9 @@ from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from strata.checkpoint.layout import step_dir_name
 from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import write_latest_pointer
+from strata.report.wandb_table import log_episode_table
 from strata.trainer.metrics import strata_training_metrics, validation_metrics
+from strata.workflow.dump import DumpSettings
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +64,14 @@ def _overridden(node: DictConfig, key: str, value: object) -> Iterator[None]:
     finally:
         with open_dict(node):
             node[key] = old
+
+
+def filtered_rows(zero_variance: list[bool], real: list[bool]) -> list[bool]:
+    """The rows ``strata.zero_variance_filter`` masks out of the update: the real (not padding) rows of groups
+    without reward variance, unless that is every real row. verl's token-mean loss divides by the trained
+    tokens, so an update with none would be 0/0; such a step trains on its penalties as without the filter."""
+    out = [z and r for z, r in zip(zero_variance, real, strict=True)]
+    return [False] * len(out) if sum(out) == sum(real) else out
 
 
 @register_trainer(TRAINER_NAME)
@@ -144,22 +158,40 @@ class StrataTrainer(PPOTrainerSync):
             advantages.append(row_advantages)
             scores.append(score)
 
-        nested = {
-            name: torch.nested.as_nested_tensor(values, layout=torch.jagged)
-            for name, values in (("advantages", advantages), ("rm_scores", scores))
-        }
+        fields = {"advantages": advantages, "rm_scores": scores}
+        real = [not p for p in padding]
+        filtered = [False] * len(extras)
+        if self.config.strata.get("zero_variance_filter", False):
+            filtered = filtered_rows([bool(e.get("strata_zero_variance")) for e in extras], real)
+            masks = [torch.zeros_like(mask) if out else mask
+                     for mask, out in zip(response_mask.unbind(), filtered, strict=True)]
+            fields |= {"response_mask": masks, "loss_mask": masks}  # verl's token counts read loss_mask
+            metrics["strata/zero_var_filter/kept_rows"] = 1.0 - sum(filtered) / sum(real)
+        nested = {name: torch.nested.as_nested_tensor(values, layout=torch.jagged) for name, values in fields.items()}
         nested["returns"] = nested["advantages"]
         batch = tq.kv_batch_put(
             keys=batch.keys, partition_id=batch.partition_id, fields=TensorDict(nested, batch_size=len(batch))
         )
         metrics.update(strata_training_metrics(
-            [e for e, p in zip(extras, padding, strict=True) if not p],
-            [a for a, p in zip(advantages, padding, strict=True) if not p],
+            [e for e, r in zip(extras, real, strict=True) if r],
+            [a for a, r in zip(advantages, real, strict=True) if r],
         ))
+        metrics["strata/num_trained_rows"] = float(sum(r and not f for r, f in zip(real, filtered, strict=True)))
+        self._log_episodes("train")
         return batch
+
+    def _log_episodes(self, kind: str) -> None:
+        """This step's dumped ``kind`` episodes as a wandb table, when wandb logs the run."""
+        loggers = self.config.trainer.logger
+        if "wandb" not in ([loggers] if isinstance(loggers, str) else list(loggers)):
+            return
+        settings = DumpSettings.from_config(self.config.get("run"))
+        if settings.run_dir is not None:
+            log_episode_table(settings.run_dir, kind, self.global_steps, settings.wandb_rows)
 
     def _val_metrics_update(
         self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns, expected_acc_counts=None
     ) -> dict[str, float]:
+        self._log_episodes("valid")
         return validation_metrics(reward_extra_infos_dict)
 

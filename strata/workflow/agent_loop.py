@@ -125,7 +125,7 @@ class StrataAgentLoop(AgentLoopBase):
                                lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages))
         if validate:
             return self._evaluation_outputs(task, rollout)
-        rows = training_rows(rollout, advantages, self.per_step)
+        rows = training_rows(rollout, advantages, delta=self.strata.delta_coef, per_step=self.per_step)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
         stats = rollout_stats(rollout, task.subtask) | zero_variance_groups(rollout, self.strata.delta_coef)
@@ -176,5 +176,6 @@ class StrataAgentLoop(AgentLoopBase):
             metrics=AgentLoopMetrics(),
             # verl copies the last output's reward_extra_info to the others: every output carries one.
             extra_fields={"strata_role": row.role, "strata_advantages": row.advantages,
-                          "strata_reward": row.reward, "reward_extra_info": {}, **versions, **extra},
+                          "strata_reward": row.reward, "strata_zero_variance": row.zero_variance,
+                          "reward_extra_info": {}, **versions, **extra},
         )

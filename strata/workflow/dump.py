@@ -53,16 +53,21 @@ class DumpSettings:
         train_task_share: share of a dumped step's tasks that are written, drawn per (step, task) by a
             seeded hash, so the same tasks are chosen again after a resume.
         validation: dump every validation episode.
+        wandb_rows: with wandb among ``trainer.logger``, each dumped step's episodes (at most this many) are
+            also logged as a ``wandb.Table`` (`strata.report.wandb_table`); 0: never.
     """
 
     run_dir: Path | None
     train_every: int = 10
     train_task_share: float = 1.0
     validation: bool = True
+    wandb_rows: int = 64
 
     def __post_init__(self) -> None:
-        if not isinstance(self.train_every, int) or self.train_every < 0:
-            raise ValueError(f"run.dump.train_every must be an integer >= 0, got {self.train_every!r}")
+        for name in ("train_every", "wandb_rows"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"run.dump.{name} must be an integer >= 0, got {value!r}")
         if not 0.0 <= self.train_task_share <= 1.0:
             raise ValueError(f"run.dump.train_task_share must lie in [0, 1], got {self.train_task_share!r}")
 
@@ -76,6 +81,7 @@ class DumpSettings:
             train_every=int(dump.get("train_every", cls.train_every)),
             train_task_share=float(dump.get("train_task_share", cls.train_task_share)),
             validation=bool(dump.get("validation", cls.validation)),
+            wandb_rows=int(dump.get("wandb_rows", cls.wandb_rows)),
         )
 
     def wants(self, kind: str, step: int, task: Task) -> bool:

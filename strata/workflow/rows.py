@@ -39,6 +39,8 @@ class Row:
         reward: the outcome reward R(τ) of a trajectory row; the score S_i of a strategy row.
         num_turns: chat turns in the row (user + assistant), for verl's turn metrics.
         weights_versions: the weights version of each generation in the row (verl's staleness tags).
+        zero_variance: the row belongs to an advantage group whose rewards are all equal (`ZeroVariance`);
+            ``strata.zero_variance_filter`` leaves such rows out of the update.
     """
 
     role: str
@@ -50,6 +52,7 @@ class Row:
     reward: float
     num_turns: int
     weights_versions: tuple[int, ...] = ()
+    zero_variance: bool = False
 
 
 def _shaping(generation: Generation, well_formed: bool, config: StrataConfig) -> float:
@@ -90,14 +93,14 @@ def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bo
     )
 
 
-def strategy_row(generation: Generation, advantage: float, score: float) -> Row:
+def strategy_row(generation: Generation, advantage: float, score: float, zero_variance: bool = False) -> Row:
     n = generation.num_tokens
     return Row("strategy", generation.prompt_ids, generation.token_ids, [1] * n,
                _logprobs(generation), [advantage] * n, score, num_turns=2,
-               weights_versions=_versions([generation]))
+               weights_versions=_versions([generation]), zero_variance=zero_variance)
 
 
-def trajectory_row(trajectory: Trajectory, step_advantages: list[float] | None) -> Row:
+def trajectory_row(trajectory: Trajectory, step_advantages: list[float] | None, zero_variance: bool = False) -> Row:
     """The multi-turn row of one trajectory; ``step_advantages`` None gives zero advantages (validation)."""
     ids: list[int] = []
     mask: list[int] = []
@@ -112,33 +115,40 @@ def trajectory_row(trajectory: Trajectory, step_advantages: list[float] | None) 
         advantages += [advantage] * n + [0.0] * len(step.env_tokens)
     return Row("trajectory", trajectory.prompt_ids, ids, mask, logprobs, advantages, trajectory.reward,
                num_turns=2 * trajectory.num_steps + 1,
-               weights_versions=_versions([s.generation for s in trajectory.steps]))
+               weights_versions=_versions([s.generation for s in trajectory.steps]), zero_variance=zero_variance)
 
 
-def step_rows(trajectory: Trajectory, step_advantages: list[float] | None) -> list[Row]:
+def step_rows(trajectory: Trajectory, step_advantages: list[float] | None, zero_variance: bool = False) -> list[Row]:
     """One row per step (``strata.trajectory_rows=per_step``): the step's own prompt and its response."""
     rows = []
     for t, step in enumerate(trajectory.steps):
         advantage = step_advantages[t] if step_advantages is not None else 0.0
         g = step.generation
         rows.append(Row("step", g.prompt_ids, g.token_ids, [1] * g.num_tokens, _logprobs(g),
-                        [advantage] * g.num_tokens, trajectory.reward, num_turns=2, weights_versions=_versions([g])))
+                        [advantage] * g.num_tokens, trajectory.reward, num_turns=2, weights_versions=_versions([g]),
+                        zero_variance=zero_variance))
     return rows
 
 
-def rows_of_trajectory(trajectory: Trajectory, step_advantages: list[float] | None, per_step: bool) -> list[Row]:
-    return step_rows(trajectory, step_advantages) if per_step else [trajectory_row(trajectory, step_advantages)]
+def rows_of_trajectory(trajectory: Trajectory, step_advantages: list[float] | None, per_step: bool,
+                       zero_variance: bool = False) -> list[Row]:
+    if per_step:
+        return step_rows(trajectory, step_advantages, zero_variance)
+    return [trajectory_row(trajectory, step_advantages, zero_variance)]
 
 
-def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, per_step: bool = False) -> list[Row]:
+def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, *, delta: float,
+                  per_step: bool = False) -> list[Row]:
     """Strategy rows first (none without a strategy), then each strategy's trajectories (one row each, or one
-    per step); ``advantages`` is `group_advantages` of ``rollout``."""
+    per step); ``advantages`` is `group_advantages` of ``rollout`` and ``delta`` its δ (which strategy group
+    counts as without variance, `ZeroVariance`)."""
     strategies = scored_strategies(rollout)
-    rows = [strategy_row(s.candidate.generation, a, score) for s, a, score in
+    constant = ZeroVariance.of(rollout, delta)
+    rows = [strategy_row(s.candidate.generation, a, score, constant.strategy_group) for s, a, score in
             zip(strategies, advantages.strategy, advantages.strategy_scores, strict=True) if s.candidate is not None]
-    for strategy, per_trajectory in zip(strategies, advantages.actions, strict=True):
+    for strategy, per_trajectory, flat in zip(strategies, advantages.actions, constant.trajectory_groups, strict=True):
         for trajectory, step_advantages in zip(trained_trajectories(strategy), per_trajectory, strict=True):
-            rows += rows_of_trajectory(trajectory, step_advantages, per_step)
+            rows += rows_of_trajectory(trajectory, step_advantages, per_step, flat)
     return rows
 
 
@@ -187,20 +197,37 @@ def rollout_stats(rollout: TaskRollout, subtask: str) -> dict[str, float]:
     return stats
 
 
+@dataclass(frozen=True)
+class ZeroVariance:
+    """Which of a task's advantage groups carry no outcome signal: the strategy group when its scores S_i
+    (`strategy_scores` of the rewards, penalties left out) are all equal, and each trajectory group (one per
+    scored strategy) whose rewards are all equal. Every response of such a group gets advantage 0 before the
+    format, length and judge penalties, so a step made mostly of them learns little, whatever was sampled.
+    A task without a strategy level (the GRPO baseline) has no strategy group; a single scored strategy is
+    a group without variance."""
+
+    strategy_level: bool
+    strategy_group: bool
+    trajectory_groups: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, rollout: TaskRollout, delta: float) -> ZeroVariance:
+        strategies = scored_strategies(rollout)
+        rewards = [[t.reward for t in trained_trajectories(s)] for s in strategies]
+        strategy_level = any(s.candidate is not None for s in strategies)
+        return cls(strategy_level, strategy_level and _constant(strategy_scores(rewards, delta)),
+                   tuple(_constant(group) for group in rewards))
+
+
 def zero_variance_groups(rollout: TaskRollout, delta: float) -> dict[str, int]:
-    """How many of the task's advantage groups carry no outcome signal: a strategy group whose scores S_i
-    (`strategy_scores` of the rewards, penalties left out) are all equal, and trajectory groups whose rewards are
-    all equal. Every response of such a group gets advantage 0 before the format, length and judge penalties,
-    so a step made mostly of them learns little, whatever was sampled. A task without a strategy level (the
-    GRPO baseline) has no strategy group; a single scored strategy is a group without variance."""
-    strategies = scored_strategies(rollout)
-    rewards = [[t.reward for t in trained_trajectories(s)] for s in strategies]
-    strategy_level = any(s.candidate is not None for s in strategies)
+    """The task's counts of groups and of groups without reward variance (`ZeroVariance`), summed by the
+    trainer into the step's ``strata/zero_var_*_groups`` shares."""
+    groups = ZeroVariance.of(rollout, delta)
     return {
-        "num_strategy_groups": int(strategy_level),
-        "zero_var_strategy_groups": int(strategy_level and _constant(strategy_scores(rewards, delta))),
-        "num_trajectory_groups": len(rewards),
-        "zero_var_trajectory_groups": sum(_constant(group) for group in rewards),
+        "num_strategy_groups": int(groups.strategy_level),
+        "zero_var_strategy_groups": int(groups.strategy_group),
+        "num_trajectory_groups": len(groups.trajectory_groups),
+        "zero_var_trajectory_groups": sum(groups.trajectory_groups),
     }
 
 

@@ -118,6 +118,8 @@ def test_unparsable_or_empty_judgment_flags_nothing() -> None:
     (True, None, "success", 1.0), (False, None, "success", 0.0), (False, 0.75, "success", 0.0),
     (True, 1.0, "score", 1.0), (False, 0.75, "score", 0.75), (False, -1.0, "score", 0.0),  # lost: no progress
     (False, None, "score", 0.0), (True, None, "score", 1.0),  # no score (ALFWorld): the outcome
+    (False, -1.0, "final_score", -1.0), (False, 0.75, "final_score", 0.75), (True, 1.0, "final_score", 1.0),
+    (False, None, "final_score", 0.0), (True, None, "final_score", 1.0), (False, 1.5, "final_score", 1.0),
 ])
 def test_outcome_reward_modes(won: bool, score: float | None, mode: str, expected: float) -> None:
     assert outcome_reward(won, score, mode) == expected

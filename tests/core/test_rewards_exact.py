@@ -25,7 +25,7 @@ def test_the_score_reward_is_clipped_to_the_unit_interval() -> None:
 def test_an_unknown_mode_lists_the_valid_ones() -> None:
     with pytest.raises(ValueError) as error:
         outcome_reward(True, None, "dense")
-    assert str(error.value) == "unknown reward mode 'dense' (env.reward); valid: success, score"
+    assert str(error.value) == "unknown reward mode 'dense' (env.reward); valid: success, score, final_score"
 
 
 def test_shaping_defaults_and_its_upper_clip() -> None:

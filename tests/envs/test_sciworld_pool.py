@@ -87,7 +87,7 @@ GOLD_STEP_CAP = 1000
 
 @pytest.mark.slow
 def test_gold_wins_one_dev_variation_of_every_task_type(monkeypatch):
-    tasks = sciworld_tasks("valid", per_task_type=1)
+    tasks = sciworld_tasks("valid", per_task_type=1, task_set="all")
     assert sorted({t.task_type for t in tasks}) == sorted(TASK_TYPES)
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} {DETERMINISTIC_JVM}".strip())
     began = time.perf_counter()
@@ -120,7 +120,8 @@ def test_the_jvm_keeps_a_small_heap_with_many_live_episodes(pool):
     (jvm,) = java_children(pool.worker_pids[0])
     command = Path(f"/proc/{jvm}/cmdline").read_text().split("\0")
     assert set(JVM_OPTIONS) <= set(command)
-    asyncio.run(play_tasks(pool, sciworld_tasks("valid", per_task_type=1), "random", concurrency=9, seed=0))
+    asyncio.run(play_tasks(pool, sciworld_tasks("valid", per_task_type=1, task_set="all"), "random", concurrency=9,
+                           seed=0))
     assert resident_mib(jvm) < 1024
 
 

@@ -70,3 +70,34 @@ def test_prepare_data_writes_small_balanced_sciworld_lists(tmp_path, capsys):
     assert all(t.split == "valid" and t.subtask == t.task_type for t in tasks)
     assert main(["prepare-data", "--env", "sciworld", "--per-task-type", "0", "--out", str(tmp_path)]) == 2
     assert "--per-task-type must be >= 1" in capsys.readouterr().out
+
+
+def test_the_default_task_set_is_agentgym_s():
+    """AgentGym's ScienceWorld server (which the StraTA code runs) skips task ids 5-1, 5-2, 9-1, 9-2, 9-3, 10-1 and
+    10-2; these are their names in scienceworld's task list, and the other 23 task types stay, in order."""
+    from strata.envs.sciworld.tasks import DEFAULT_TASK_SET, TASK_SETS, resolve_task_types
+
+    assert DEFAULT_TASK_SET == "agentgym"
+    excluded = [name for name in TASK_TYPES if name not in TASK_SETS["agentgym"]]
+    assert excluded == ["grow-plant", "grow-fruit", "inclined-plane-determine-angle",
+                        "inclined-plane-friction-named-surfaces", "inclined-plane-friction-unnamed-surfaces",
+                        "mendelian-genetics-known-plant", "mendelian-genetics-unknown-plant"]
+    assert [TASK_TYPES.index(name) for name in excluded] == [15, 16, 25, 26, 27, 28, 29]  # ids 5-1 ... 10-2
+    assert len(TASK_SETS["agentgym"]) == 23 and TASK_SETS["all"] == TASK_TYPES
+    assert resolve_task_types(None) == TASK_SETS["agentgym"]
+    assert resolve_task_types(["grow-plant"]) == ("grow-plant",)  # named task types override the set
+    with pytest.raises(UnknownNameError, match="unknown ScienceWorld task set 'paper'; known: agentgym, all"):
+        resolve_task_types(None, "paper")
+
+
+def test_prepare_data_takes_agentgym_s_task_types_unless_told_all(tmp_path, capsys):
+    from strata.cli import main
+    from strata.envs.task_list import read_task_list
+
+    for task_set, count in ((None, 23), ("all", 30)):
+        out = tmp_path / str(task_set)
+        args = ["prepare-data", "--env", "sciworld", "--per-task-type", "1", "--splits", "valid", "--out", str(out)]
+        assert main(args + (["--task-set", task_set] if task_set else [])) == 0
+        assert len({t.task_type for t in read_task_list(out / "valid.parquet")}) == count
+    assert main(["prepare-data", "--bundled", "--task-set", "all", "--out", str(tmp_path / "alfworld")]) == 2
+    assert "--task-set selects ScienceWorld task types" in capsys.readouterr().out

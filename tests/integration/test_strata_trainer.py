@@ -23,6 +23,7 @@ vLLM by test_lora.py's run.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 from pathlib import Path
@@ -33,18 +34,24 @@ import yaml
 from safetensors.numpy import load_file
 
 from strata.report.dumps import dump_files, load_step, rollouts_dir
+from strata.report.schema import EvalResult, TaskOutcome
 from tests.integration.trainer_runs import REPO, REPRODUCED, STEPS, metrics_by_step, resume_last_step, run_recipe
 
 pytestmark = pytest.mark.slow
 
 EPS = 1e-6  # spec §2
+# The run leaves groups without reward variance out of its updates (off by default): the test agent wins 60-70%
+# of its episodes, so about half of the 2-trajectory groups are flat and the filter changes what trains.
+ZERO_VARIANCE_FILTER = "strata.zero_variance_filter=true"
+# wandb in offline mode (the recipe's default), its run in OUT/wandb: the dumped episodes go there as tables.
+WANDB = "trainer.logger=[console,file,wandb]"
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict]]:
     """The recipe for `STEPS` steps from the agent: its output folder and its metrics by step."""
     out = tmp_path_factory.mktemp("strata") / "run"
-    run_recipe(out, playing_agent)
+    run_recipe(out, playing_agent, ZERO_VARIANCE_FILTER, WANDB)
     return out, metrics_by_step(out / "metrics.jsonl")
 
 
@@ -171,10 +178,11 @@ def test_dumped_advantages_follow_the_spec(uninterrupted):
     assert config["penalty_mode"] == "post_norm"
     records = train_records(out)
     assert sorted(records) == list(range(1, STEPS + 1))
-    compared = 0
+    compared, filtered_steps = 0, 0
     for step, tasks in records.items():
         assert len(tasks) == 2  # train_batch_size
         flat_strategy_groups, flat_trajectory_groups = [], []
+        rows, flat_rows = 0, 0  # rows trained without the filter, and those of flat groups
         for task in tasks:
             assert len(task["candidates"]) == 4 and sum(c["kept"] for c in task["candidates"]) == 2
             assert all(len(s["trajectories"]) == 2 for s in task["strategies"])
@@ -186,15 +194,28 @@ def test_dumped_advantages_follow_the_spec(uninterrupted):
             flat_strategy_groups.append(len({v for k, v in expected.items() if k[0] == "score"}) == 1)
             flat_trajectory_groups += [len({t["reward"] for t in s["trajectories"] if t["trained"]}) == 1
                                        for s in task["strategies"] if not s["dropped"]]
+            scored = [s for s in task["strategies"] if not s["dropped"]]
+            rows += len(scored)  # one strategy row each, then one row per step of each trained trajectory
+            flat_rows += len(scored) * flat_strategy_groups[-1]
+            for strategy, flat in zip(scored, flat_trajectory_groups[-len(scored):], strict=True):
+                step_rows = sum(t["num_steps"] for t in strategy["trajectories"] if t["trained"])
+                rows += step_rows
+                flat_rows += step_rows * flat
         # The logged shares of groups without reward variance, from the same dumped rewards and scores.
         assert steps[step]["strata/zero_var_strategy_groups"] == pytest.approx(np.mean(flat_strategy_groups))
         assert steps[step]["strata/zero_var_trajectory_groups"] == pytest.approx(np.mean(flat_trajectory_groups))
+        # The filter trained the rows of groups with reward variance only (all rows when no group had any).
+        trained = rows if flat_rows == rows else rows - flat_rows
+        filtered_steps += 0 < flat_rows < rows
+        assert steps[step]["strata/num_trained_rows"] == trained
+        assert steps[step]["strata/zero_var_filter/kept_rows"] == pytest.approx(trained / rows)
         # The dumped advantages are the ones trained on: their mean is the step's logged strategy advantage.
         tokens = [s["token_advantage"] for task in tasks for s in task["strategies"]]
         assert np.mean(tokens) == pytest.approx(steps[step]["strata/strategy_advantage/mean"], abs=1e-5)
         won = [t["won"] for task in tasks for s in task["strategies"] for t in s["trajectories"]]
         assert np.mean(won) == pytest.approx(steps[step]["strata/success_rate"])
     assert compared > 50
+    assert filtered_steps, "no step had both flat groups and groups with reward variance: the filter was not seen"
 
 
 def hf_weights(out: Path, step: int) -> dict[str, np.ndarray]:
@@ -204,7 +225,7 @@ def hf_weights(out: Path, step: int) -> dict[str, np.ndarray]:
 def test_resume_repeats_the_step_after_a_restored_optimizer_step(uninterrupted, playing_agent, tmp_path):
     out, steps = uninterrupted
     resumed_out = tmp_path / "resumed"
-    resumed = resume_last_step(out, resumed_out, playing_agent)
+    resumed = resume_last_step(out, resumed_out, playing_agent, ZERO_VARIANCE_FILTER)
     # Exact resume: step 2 after a restart from global_step_1 is the uninterrupted run's step 2: the same task
     # order, the same responses (seeds derived per request), the same schedule.
     for key in REPRODUCED:
@@ -234,6 +255,11 @@ def test_the_run_folder_describes_itself(uninterrupted):
         assert len(valid[step]) == 3  # the whole valid_seen split, one episode each
     assert (np.mean([t["strategies"][0]["trajectories"][0]["won"] for t in valid[STEPS]])
             == pytest.approx(steps[STEPS]["val/average/metrics/success_rate"]))
+    # The recipe's evaluation JSON records each task's outcome from those dumps (pass@k over seeds needs them).
+    evaluation = EvalResult.load(out / "eval/eval_seed0.json")
+    assert evaluation.outcomes == {t["task"]["index"]: TaskOutcome(t["task"]["index"], t["task"]["subtask"],
+                                                                   t["strategies"][0]["trajectories"][0]["won"])
+                                   for t in valid[STEPS]}
 
     strata = [str(REPO / ".venv/bin/python"), "-m", "strata.cli"]
     shown = subprocess.run([*strata, "show", str(out), "--step", str(STEPS)], capture_output=True, text=True,
@@ -244,3 +270,19 @@ def test_the_run_folder_describes_itself(uninterrupted):
         made = subprocess.run([*strata, tool, "--run-dir", str(out)], capture_output=True, text=True, cwd=REPO)
         assert made.returncode == 0, made.stdout + made.stderr
     assert (out / "model-card/README.md").is_file() and (out / "curve/curve.png").is_file()
+
+
+def test_the_dumped_episodes_reach_wandb_as_tables(uninterrupted):
+    """With wandb among the loggers (offline here), every dumped step's episodes are a table in the run."""
+    out, _ = uninterrupted
+    valid = {step: load_step(files) for step, files in dump_files(rollouts_dir(out), "valid").items()}
+    (files,) = out.glob("wandb/offline-run-*/files")
+    for kind, expected in (("train", train_records(out)), ("valid", valid)):
+        rows = [row for path in files.glob(f"media/table/strata/{kind}_episodes_*.table.json")
+                for row in json.loads(path.read_text())["data"]]
+        assert sorted({row[0] for row in rows}) == sorted(expected)
+        for step, records in expected.items():
+            episodes = [t for task in records for s in task["strategies"] for t in s["trajectories"]]
+            assert sorted((row[6], row[8]) for row in rows if row[0] == step) == sorted(
+                (t["reward"], t["num_steps"]) for t in episodes)
+    assert not subprocess.run(["pgrep", "-f", "wandb-core"], capture_output=True).stdout  # no wandb service left

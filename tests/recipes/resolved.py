@@ -34,19 +34,20 @@ def recipe_args(recipe: str) -> tuple[str, ...]:
 
 
 @functools.cache
-def resolve(recipe: str, *args: str) -> dict:
-    """``recipes/RECIPE`` with ``args`` resolved; the tiny recipes' files go to ``outputs/dry-run/WORKER``
-    (one folder per worker: two workers building the tiny model in one folder would race)."""
+def resolve(recipe: str, *args: str, **variables: str) -> dict:
+    """``recipes/RECIPE`` with ``args`` (and environment ``variables``, e.g. SPLIT) resolved; the tiny recipes'
+    files go to ``outputs/dry-run/WORKER`` (one folder per worker: two workers building the tiny model in one
+    folder would race)."""
     folder = Path(os.environ[CACHE_VARIABLE]) / "resolved"  # per session: a kept folder would serve stale recipes
     folder.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(json.dumps([recipe, *args]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([recipe, *args, sorted(variables.items())]).encode()).hexdigest()[:16]
     done = folder / f"{key}.json"
     with open(folder / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for this resolution instead of repeating it
         if done.is_file():
             return json.loads(done.read_text())
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        env = {"PY": warm_python.command(), "OUT": str(REPO / "outputs/dry-run" / worker)}
+        env = {"PY": warm_python.command(), "OUT": str(REPO / "outputs/dry-run" / worker), **variables}
         try:
             config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
         except RecipeError as error:

@@ -31,11 +31,22 @@ def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
     assert (val["temperature"], val["top_p"], val["top_k"], val["n"]) == (0.7, 0.8, 20, 1)
     assert config["env"]["max_steps"] == 50
     assert config["data"]["val_files"].endswith(f"/{EVALUATION_SPLITS[config['env']['name']]}.parquet")
+    # The evaluation's config.yaml and episode dumps go to its own folder, never into the training run's.
+    assert config["run"]["dir"] != config["trainer"]["default_local_dir"] and config["run"]["dump"]["validation"]
 
 
 # The split each environment's evaluation recipes evaluate by default: ALFWorld's in-distribution evaluation
 # set, ScienceWorld's held-out test variations.
 EVALUATION_SPLITS = {"alfworld": "valid_seen", "sciworld": "test"}
+
+
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-") and "alfworld" in r])
+def test_alfworld_evaluations_take_the_unseen_split_with_one_variable(recipe):
+    """SPLIT=valid_unseen (134 games in rooms no training game uses) changes the evaluated task list only."""
+    seen = flatten(resolve(recipe, *EVALUATION_ARGS))
+    unseen = flatten(resolve(recipe, *EVALUATION_ARGS, SPLIT="valid_unseen"))
+    assert unseen["data.val_files"].endswith("/valid_unseen.parquet")
+    assert {key for key in seen if seen[key] != unseen.get(key)} == {"data.val_files"}
 
 
 @pytest.mark.parametrize("environment", ["alfworld-text", "sciworld"])
@@ -140,7 +151,9 @@ def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
     config = resolve(recipe, *recipe_args(recipe))
     preset = "sciworld_grpo" if "-grpo-" in recipe else "sciworld"
     assert config["env"]["name"] == "sciworld" and config["strata"]["prompts"]["preset"] == preset
-    assert config["env"]["reward"] == "success"  # the spec's outcome reward; env.reward=score switches
+    # AgentGym's reward (the simulator's score as the episode left it, /100), which the StraTA code trains on;
+    # env.reward=success is the spec's outcome reward.
+    assert config["env"]["reward"] == "final_score"
 
 
 GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]

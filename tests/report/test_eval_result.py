@@ -7,7 +7,7 @@ import json
 import pytest
 
 from strata.cli import main
-from strata.report.schema import EvalResult, EvalSchemaError
+from strata.report.schema import EvalResult, EvalSchemaError, TaskOutcome
 from strata.trainer.metrics import validation_metrics
 
 
@@ -60,7 +60,11 @@ def test_sciworld_validation_logs_make_evaluations_and_a_report(tmp_path, capsys
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["score"]["boil"]["per_seed"] == pytest.approx([0.375, 0.625])
     assert report["score"]["all"]["mean"] == pytest.approx((1.75 / 3 + 2.25 / 3) / 2)
-    assert "Mean score" in (tmp_path / "report.md").read_text()
+    markdown = (tmp_path / "report.md").read_text()
+    assert markdown.startswith("Mean score")  # the paper's ScienceWorld metric leads, then success
+    assert markdown.index("Success rate (%)") > markdown.index("| all | 3 | 58.33 | 75.00 |")
+    # AgentGym counts the lost episode (one of 3 per seed) as -100 where our score floors it at 0.
+    assert "AgentGym's mean score (a lost game counts -100), all tasks: 25.00, 41.67 (seed(s) 0, 1)." in markdown
 
 
 def test_alfworld_evaluations_carry_no_score(tmp_path):
@@ -120,3 +124,33 @@ def test_the_evaluated_task_list_s_digest_is_recorded_and_checked(tmp_path, caps
     assert "none.parquet does not exist" in capsys.readouterr().err
     with pytest.raises(EvalSchemaError, match="task_list_sha256 must be 64 lowercase hex digits"):
         EvalResult.from_dict({**saved, "task_list_sha256": "abc"})
+
+
+def test_each_task_s_outcome_comes_from_the_validation_dumps(tmp_path, capsys):
+    from tests.report.dump_fixture import simple_task, write_dump
+
+    records = {"won": [1.0, 0.0], "subtask": ["heat", "heat"], "episode_length": [1, 50], "num_responses": [2, 51],
+               "num_well_formed": [2, 51], "num_admissible": [1, 50], "end_reason": ["won", "step_limit"]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 150, "data": validation_metrics(records)}) + "\n")
+    won, lost = simple_task("valid", 150, 4, "heat an egg"), simple_task("valid", 150, 1, "heat a mug")
+    lost["strategies"][0]["trajectories"][0]["won"] = False
+    run = tmp_path / "run"
+    write_dump(run / "rollouts/valid/step_000000-w0.jsonl.gz", [simple_task("valid", 0, 1, "an earlier validation")])
+    write_dump(run / "rollouts/valid/step_000150-w0.jsonl.gz", [won, lost])
+    assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--dumps", str(run),
+                 "--out", str(tmp_path / "eval")]) == 0
+    result = EvalResult.load(tmp_path / "eval/eval_seed0.json")
+    assert result.outcomes == {1: TaskOutcome(1, "heat", False), 4: TaskOutcome(4, "heat", True)}
+    # Dumps that disagree with the logged rates (another run's, or a validation of another step) are refused.
+    lost["strategies"][0]["trajectories"][0]["won"] = True
+    write_dump(run / "rollouts/valid/step_000150-w0.jsonl.gz", [won, lost])
+    capsys.readouterr()
+    assert main(["eval-result", "--metrics", str(log), "--seed", "1", "--dumps", str(run),
+                 "--out", str(tmp_path / "eval")]) == 2
+    assert "episodes of heat: 2 won of 2, but per_subtask says 1.000 of 2" in capsys.readouterr().err
+    # A run without validation dumps (run.dump.validation=false) still gets its table, without the outcomes.
+    assert main(["eval-result", "--metrics", str(log), "--seed", "2", "--dumps", str(tmp_path / "eval"),
+                 "--out", str(tmp_path / "eval")]) == 0
+    assert "no rollouts/ folder in" in capsys.readouterr().err
+    assert EvalResult.load(tmp_path / "eval/eval_seed2.json").episodes is None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from strata.cli import main
 from strata.report.eval_table import EvalReport, combine_evaluations, read_evaluation_inputs
-from strata.report.schema import EvalSchemaError
+from strata.report.schema import EvalResult, EvalSchemaError, SubtaskResult, TaskOutcome
 
 SEED0 = {"pick": 34, "look": 13, "clean": 25, "heat": 13, "cool": 22, "pick2": 21}  # 128 of 140
 SEED1 = {"pick": 34, "look": 12, "clean": 25, "heat": 13, "cool": 23, "pick2": 22}  # 129 of 140
@@ -69,3 +71,47 @@ def test_refuses_other_splits(make_evaluation) -> None:
     other = dataclasses.replace(make_evaluation(1, SEED1), split="valid_unseen")
     with pytest.raises(EvalSchemaError, match="split='valid_unseen'"):
         combine_evaluations([make_evaluation(0, SEED0), other])
+
+
+def _with_outcomes(seed: int, won: set[int]) -> EvalResult:
+    """Four tasks (0, 1: pick; 2, 3: look), ``won`` the indices this seed won."""
+    subtasks = {0: "pick", 1: "pick", 2: "look", 3: "look"}
+    per_subtask = {name: SubtaskResult(sum(i in won for i, s in subtasks.items() if s == name) / 2, 2)
+                   for name in ("pick", "look")}
+    return EvalResult(seed=seed, split="valid_seen", num_tasks=4, success_rate=len(won) / 4, per_subtask=per_subtask,
+                      format_rate=1.0, mean_episode_length=5.0,
+                      episodes=tuple(TaskOutcome(i, s, i in won) for i, s in subtasks.items()))
+
+
+def test_two_seeds_with_outcomes_give_avg_and_pass_at_2(tmp_path: Path, capsys) -> None:
+    # Seed 0 won tasks 0 and 2, seed 1 tasks 1 and 2: pick avg@2 = 50%, pass@2 = 2/2; look 50%, 1/2; all 50%, 3/4.
+    paths = [_with_outcomes(0, {0, 2}).save(tmp_path / "seed0.json"),
+             _with_outcomes(1, {1, 2}).save(tmp_path / "seed1.json")]
+    assert main(["report-eval", *map(str, paths), "--out", str(tmp_path / "report")]) == 0
+    printed = capsys.readouterr().out
+    assert "| subtask | tasks | avg@2 | pass@2 |" in printed
+    assert "| pick | 2 | 50.00 | 100.00 |" in printed and "| look | 2 | 50.00 | 50.00 |" in printed
+    assert "| all | 4 | 50.00 | 75.00 |" in printed
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["pass_at_k"]["k"] == 2 and data["pass_at_k"]["all"]["passed"] == 0.75
+    assert read_evaluation_inputs([tmp_path / "report.json"]).pass_at_k == read_evaluation_inputs(paths).pass_at_k
+
+
+def test_pass_at_k_needs_two_seeds_with_outcomes_of_the_same_tasks(make_evaluation) -> None:
+    assert combine_evaluations([_with_outcomes(0, {0})]).pass_at_k == ()  # k = 1: the success rate says it all
+    assert combine_evaluations([make_evaluation(0, SEED0), make_evaluation(1, SEED1)]).pass_at_k == ()
+    moved = dataclasses.replace(_with_outcomes(1, set()), episodes=(
+        TaskOutcome(0, "pick", False), TaskOutcome(1, "pick", False), TaskOutcome(2, "look", False),
+        TaskOutcome(7, "look", False)))
+    with pytest.raises(EvalSchemaError, match="seed 1 evaluated other tasks than seed 0"):
+        combine_evaluations([_with_outcomes(0, {0}), moved])
+
+
+@pytest.mark.parametrize("episodes, message", [
+    ((TaskOutcome(0, "pick", True),), "each of the 4 tasks once"),
+    (tuple(TaskOutcome(i, "pick" if i < 2 else "look", True) for i in (0, 1, 2, 2)), "each of the 4 tasks once"),
+    (tuple(TaskOutcome(i, "pick" if i < 2 else "look", i == 3) for i in range(4)), "episodes of pick: 0 won of 2"),
+])
+def test_outcomes_that_contradict_the_rates_are_refused(episodes, message) -> None:
+    with pytest.raises(EvalSchemaError, match=message):
+        dataclasses.replace(_with_outcomes(0, {0, 2}), episodes=episodes)

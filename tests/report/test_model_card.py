@@ -242,3 +242,16 @@ def test_export_says_it_once(tmp_path: Path, monkeypatch, capsys) -> None:
     printed = capsys.readouterr()
     assert printed.out.count("\n") == 1 and printed.out.startswith(f"exported {tmp_path}/global_step_2 to ")
     assert printed.err == ""
+
+
+def test_the_card_lists_each_evaluated_split(run_dir: Path, tmp_path: Path, make_evaluation) -> None:
+    import dataclasses
+
+    seen = make_evaluation(0, SEED0).save(tmp_path / "seen0.json")
+    unseen = [dataclasses.replace(make_evaluation(s, wins), split="valid_unseen").save(tmp_path / f"unseen{s}.json")
+              for s, wins in ((0, SEED1), (1, SEED0))]
+    text = write_model_card(run_dir, [seen, *unseen], tmp_path / "release" / "README.md").read_text()
+    assert "| success rate on `valid_seen` | 91.43 % (1 seed(s), 140 tasks) |" in text
+    assert "| success rate on `valid_unseen` | 91.79 ± 0.51 % (2 seed(s), 140 tasks) |" in text
+    assert text.index("### `valid_seen`") < text.index("### `valid_unseen`") < text.index("### Protocol")
+    assert "Split `valid_unseen`, 140 tasks" in text and "(seeds 0, 1)" in text

@@ -143,3 +143,14 @@ def test_per_step_rows_are_counted_and_their_advantages_summarised():
     assert metrics["strata/num_step_rows"] == 3 and metrics["strata/num_trajectory_rows"] == 0
     assert metrics["strata/trajectory_advantage/mean"] == pytest.approx((0.25 - 0.75 + 0.0) / 3)
     assert metrics["strata/trajectory_advantage/min"] == pytest.approx(-0.75)
+
+
+def test_the_zero_variance_filter_masks_real_rows_of_flat_groups_unless_nothing_would_train():
+    from strata.trainer.strata_trainer import filtered_rows
+
+    # Rows 0-3 are real, 4 is verl's padding: only real rows of flat groups go.
+    assert filtered_rows([True, False, True, False, True], [True, True, True, True, False]) == [
+        True, False, True, False, False]
+    # Every real row flat: an update with no trained token would be 0/0, so the step keeps them all.
+    assert filtered_rows([True, True, False], [True, True, False]) == [False, False, False]
+    assert filtered_rows([False, False], [True, True]) == [False, False]

@@ -75,7 +75,7 @@ def test_resuming_from_a_step_without_actor_says_what_is_missing(capsys, tiny_mo
 
 
 @pytest.mark.parametrize(("override", "message"), [
-    ("env.reward=progress", "env.reward='progress' is not a reward mode; valid: success, score"),
+    ("env.reward=progress", "env.reward='progress' is not a reward mode; valid: success, score, final_score"),
     ("env.name=webshop", "env.name='webshop' is not an environment; valid: alfworld, sciworld, magic_word"),
     ("run.dump.train_task_share=2", "run.dump.train_task_share must lie in [0, 1]"),
 ])

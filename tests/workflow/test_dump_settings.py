@@ -25,12 +25,13 @@ def task(index: int, split: str = "train") -> Task:
 @pytest.mark.parametrize(
     ("run", "expected"),
     [
-        (None, DumpSettings(run_dir=None, train_every=10, train_task_share=1.0, validation=True)),
+        (None, DumpSettings(run_dir=None, train_every=10, train_task_share=1.0, validation=True, wandb_rows=64)),
         ({}, DumpSettings(run_dir=None)),
         ({"dir": "", "dump": None}, DumpSettings(run_dir=None)),
         ({"dir": "/runs/a"}, DumpSettings(run_dir=Path("/runs/a"))),
-        ({"dir": "/runs/b", "dump": {"train_every": "3", "train_task_share": "0.5", "validation": 0}},
-         DumpSettings(run_dir=Path("/runs/b"), train_every=3, train_task_share=0.5, validation=False)),
+        ({"dir": "/runs/b",
+          "dump": {"train_every": "3", "train_task_share": "0.5", "validation": 0, "wandb_rows": "0"}},
+         DumpSettings(run_dir=Path("/runs/b"), train_every=3, train_task_share=0.5, validation=False, wandb_rows=0)),
     ],
 )
 def test_from_config(run, expected: DumpSettings) -> None:
@@ -44,6 +45,7 @@ def test_from_config(run, expected: DumpSettings) -> None:
     [
         ({"train_every": -1}, "run.dump.train_every must be an integer >= 0, got -1"),
         ({"train_every": 2.0}, "run.dump.train_every must be an integer >= 0, got 2.0"),
+        ({"wandb_rows": -1}, "run.dump.wandb_rows must be an integer >= 0, got -1"),
         ({"train_task_share": -0.01}, "run.dump.train_task_share must lie in [0, 1], got -0.01"),
         ({"train_task_share": 1.01}, "run.dump.train_task_share must lie in [0, 1], got 1.01"),
     ],

@@ -11,7 +11,7 @@ from strata.workflow.episode import EpisodeLimits
 def test_an_unknown_reward_mode_lists_the_valid_ones() -> None:
     with pytest.raises(ValueError) as error:
         EpisodeLimits(max_steps=1, response_budget=10, prompt_tokens=10, reward_mode="progress")
-    assert str(error.value) == "unknown env.reward 'progress'; valid: success, score"
+    assert str(error.value) == "unknown env.reward 'progress'; valid: success, score, final_score"
 
 
 def test_a_response_that_fits_exactly_has_room() -> None:

@@ -111,7 +111,7 @@ def test_training_rows_field_by_field() -> None:
     rollout = make_rollout()
     adv = group_advantages(rollout, CONFIG)
     (a_won, a_lost), (a_sink,) = adv.actions[0], adv.actions[1]
-    rows = training_rows(rollout, adv)
+    rows = training_rows(rollout, adv, delta=CONFIG.delta_coef)
     assert rows == [
         Row("strategy", [300, 301], [310, 311, 312], [1, 1, 1], [-3.0, -3.01, -3.02], [adv.strategy[0]] * 3,
             adv.strategy_scores[0], 2, (8,)),
@@ -122,7 +122,7 @@ def test_training_rows_field_by_field() -> None:
             [a_won[0]] * 2 + [0.0] * 2 + [a_won[1]] * 7 + [0.0], 1.0, 5, (8, 9)),
         Row("trajectory", [2000], [2110, 2111, 2190], [1, 1, 0], [0.0] * 3, [a_lost[0]] * 2 + [0.0], 0.0, 3, ()),
         Row("trajectory", [5000], [5110, 5111, 5190, 5191, 5192], [1, 1, 0, 0, 0], [-51.0, -51.01, 0.0, 0.0, 0.0],
-            [a_sink[0]] * 2 + [0.0] * 3, 0.0, 3, (7,)),
+            [a_sink[0]] * 2 + [0.0] * 3, 0.0, 3, (7,), zero_variance=True),  # its strategy's only trajectory
     ]
     assert a_won[0] != a_won[1] != 0.0 and a_lost[0] != 0.0  # so the advantages above are told apart
 
@@ -142,9 +142,9 @@ def test_step_rows_and_validation_rows() -> None:
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=True) == step_rows(won, [0.25, -0.5])
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=False) == [trajectory_row(won, [0.25, -0.5])]
     adv = group_advantages(rollout, CONFIG)
-    per_step = training_rows(rollout, adv, per_step=True)
+    per_step = training_rows(rollout, adv, delta=CONFIG.delta_coef, per_step=True)
     assert [r.role for r in per_step] == ["strategy", "strategy", "step", "step", "step", "step"]
-    assert training_rows(rollout, adv) != per_step
+    assert training_rows(rollout, adv, delta=CONFIG.delta_coef) != per_step
 
 
 def test_rollout_stats_count_every_record() -> None:
@@ -257,7 +257,7 @@ def test_a_group_without_strategy_has_no_strategy_shaping() -> None:
     adv = group_advantages(flat, StrataConfig.from_dict({**CONFIG_KEYS, "penalty_mode": "pre_norm"}))
     # pre_norm: S̃ = top-k mean of R + Σ(s + j) over [won: 1 + (0 + 0) + (-5/6 - 0.3), lost: 0 - 0.5] + s(z) = 0.
     assert adv.strategy_scores == pytest.approx([1 - 5 / 6 - 0.3])
-    assert training_rows(flat, adv)[0].role == "trajectory"
+    assert training_rows(flat, adv, delta=CONFIG.delta_coef)[0].role == "trajectory"
 
 
 def test_advantages_of_another_shape_are_refused() -> None:
@@ -269,4 +269,4 @@ def test_advantages_of_another_shape_are_refused() -> None:
                   replace(adv, actions=adv.actions[:1]), replace(adv, actions=[[won], sink]),
                   replace(adv, actions=[[won, lost, won], sink])):
         with pytest.raises(ValueError, match="zip"):
-            training_rows(rollout, wrong)
+            training_rows(rollout, wrong, delta=CONFIG.delta_coef)

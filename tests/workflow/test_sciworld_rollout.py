@@ -89,6 +89,9 @@ def test_score_rewards_and_end_reasons_come_from_the_simulator(played):
     assert 0.5 < short.score < 1.0 and short.reward == short.score  # the simulator's partial credit
     assert (give_up.end_reason, give_up.num_steps) == (REASON_LOST, 1)  # ended before the cap, not won
     assert give_up.score < 0 and give_up.reward == 0.0
+    give_up.reward_mode = "final_score"  # AgentGym's reward: the simulator's score as it ended, -100 when lost
+    assert give_up.reward == -1.0 and give_up.progress == 0.0
+    give_up.reward_mode = "score"
     short.reward_mode = "success"  # the spec's outcome reward of the same episode
     assert short.reward == 0.0
     short.reward_mode = "score"

@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
     )
+    parser.add_argument("--task-set", default=None, choices=("agentgym", "all"),
+                        help="sciworld, without --task-types: agentgym (default: the 23 task types AgentGym's "
+                        "ScienceWorld, which the StraTA code runs, keeps) or all 30")
     parser.add_argument("--per-task-type", type=int, default=None,
                         help="sciworld: only the first N variations of each task type in each split (a small, "
                         "balanced validation list)")
@@ -36,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_sciworld(args)
     if not (args.bundled or args.data_path):
         print("error: give --data-path or --bundled (or --env sciworld)")
+        return 2
+    if args.task_set:
+        print("error: --task-set selects ScienceWorld task types (--env sciworld)")
         return 2
     data_path = bundled_data_path() if args.bundled else args.data_path
     try:
@@ -59,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_sciworld(args: argparse.Namespace) -> int:
     from strata.envs.sciworld.prepare import prepare_sciworld
+    from strata.envs.sciworld.tasks import DEFAULT_TASK_SET
     from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
 
     if args.per_task_type is not None and args.per_task_type < 1:
@@ -70,6 +77,7 @@ def _run_sciworld(args: argparse.Namespace) -> int:
             splits=[s for s in (args.splits or ",".join(SCIWORLD_SPLITS)).split(",") if s],
             task_types=[t for t in args.task_types.split(",") if t],
             per_task_type=args.per_task_type,
+            task_set=args.task_set or DEFAULT_TASK_SET,
         )
     except EnvError as exc:
         print(f"error: {exc}")

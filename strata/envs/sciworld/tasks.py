@@ -50,6 +50,24 @@ TASK_TYPES: tuple[str, ...] = (
     "mendelian-genetics-unknown-plant",
 )
 
+# The task types AgentGym's ScienceWorld server leaves out (task ids 5-1, 5-2, 9-1, 9-2, 9-3, 10-1, 10-2: the two
+# growing tasks, the three inclined-plane tasks and the two Mendelian-genetics tasks): its `exceptions` set in
+# agentenv-sciworld/agentenv_sciworld/environment.py (WooooDyy/AgentGym @ 3ef9235), the environment the StraTA
+# code runs ScienceWorld through. The names are scienceworld's own for those ids (tasks.json).
+AGENTGYM_EXCLUDED: tuple[str, ...] = (
+    "grow-plant", "grow-fruit",
+    "inclined-plane-determine-angle", "inclined-plane-friction-named-surfaces",
+    "inclined-plane-friction-unnamed-surfaces",
+    "mendelian-genetics-known-plant", "mendelian-genetics-unknown-plant",
+)
+# Named selections of task types: ``agentgym`` (the default: the 23 task types the upstream code trains and
+# evaluates on) or ``all`` 30.
+TASK_SETS: dict[str, tuple[str, ...]] = {
+    "agentgym": tuple(name for name in TASK_TYPES if name not in AGENTGYM_EXCLUDED),
+    "all": TASK_TYPES,
+}
+DEFAULT_TASK_SET = "agentgym"
+
 # Our split name -> the simulator's method that lists its variations.
 SPLIT_METHODS: dict[str, str] = {
     "train": "get_variations_train",
@@ -73,10 +91,13 @@ def check_split(split: str) -> str:
     return split
 
 
-def resolve_task_types(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Task types selected by name, in `TASK_TYPES` order; ``None`` or empty selects all 30."""
+def resolve_task_types(names: list[str] | tuple[str, ...] | None,
+                       task_set: str = DEFAULT_TASK_SET) -> tuple[str, ...]:
+    """Task types selected by name, in `TASK_TYPES` order; ``None`` or empty selects ``task_set`` (`TASK_SETS`)."""
     if not names:
-        return TASK_TYPES
+        if task_set not in TASK_SETS:
+            raise UnknownNameError(f"unknown ScienceWorld task set {task_set!r}; known: {', '.join(TASK_SETS)}")
+        return TASK_SETS[task_set]
     selected = {check_task_type(name.strip()) for name in names if name.strip()}
     return tuple(name for name in TASK_TYPES if name in selected)
 
