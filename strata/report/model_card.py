@@ -19,7 +19,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,9 @@ class CardInputs:
         release_path: the card's folder as the user named it (the loading snippet's path).
         has_weights: whether that folder holds a loadable model (config.json and weights).
         latest_checkpoint: the run's newest complete ``global_step_N``, for the export hint; None if none.
+        zero_variance: per level (``strategy``, ``trajectory``), the mean over the logged training steps of the
+            share of advantage groups without reward variance (``strata/zero_var_<level>_groups``); empty when the
+            logs hold none.
     """
 
     name: str
@@ -144,6 +147,7 @@ class CardInputs:
     release_path: str = "."
     has_weights: bool = False
     latest_checkpoint: str | None = None
+    zero_variance: dict[str, float] = field(default_factory=dict)
 
 
 def render_model_card(inputs: CardInputs) -> str:
@@ -180,7 +184,8 @@ def write_model_card(
     """
     run = discover_run(run_dir, config=config, logs=tuple(logs))
     run_config = resolve_config(ConfigSource(str(run.config)))
-    curve = extract_curve(read_metrics(run.logs), metric)
+    metrics = read_metrics(run.logs)
+    curve = extract_curve(metrics, metric)
     reports = read_evaluations_by_split(evaluations)
     diff = None
     if recipe is not None:
@@ -210,6 +215,7 @@ def write_model_card(
         release_path=str(release),
         has_weights=holds_weights(release),
         latest_checkpoint=str(latest) if latest else None,
+        zero_variance=_zero_variance_means(metrics),
     )
     out.write_text(render_model_card(inputs))
     return out
@@ -333,6 +339,9 @@ def _summary(inputs: CardInputs) -> str:
         rows.append(["adapter", f"LoRA rank {rank}, alpha {config.get('actor_rollout_ref.model.lora_alpha')} on "
                                 f"`{config.get('actor_rollout_ref.model.target_modules')}`, merged into these "
                                 f"weights by `strata export` (alone in `lora_adapter/`)"])
+    if inputs.zero_variance:
+        rows.append(["groups without reward variance (training, mean over steps)",
+                     ", ".join(f"{level} {PERCENT(share)} %" for level, share in inputs.zero_variance.items())])
     if report.step is not None:
         rows.append(["evaluated checkpoint", f"step {report.step}"])
     method = ("the flat GRPO baseline (one group of episodes per task, no strategy)" if is_grpo(config)
@@ -344,6 +353,16 @@ def _summary(inputs: CardInputs) -> str:
         text += (f"\n\n> Note: the evaluated checkpoint is step {report.step} but `training_state/` holds step "
                  f"{inputs.training_state.step}.")
     return text
+
+
+def _zero_variance_means(metrics: dict[int, dict[str, float]]) -> dict[str, float]:
+    means = {}
+    for level in ("strategy", "trajectory"):
+        shares = [values[f"strata/zero_var_{level}_groups"] for values in metrics.values()
+                  if f"strata/zero_var_{level}_groups" in values]
+        if shares:
+            means[level] = sum(shares) / len(shares)
+    return means
 
 
 def _evaluation(inputs: CardInputs) -> str:

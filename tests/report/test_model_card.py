@@ -42,6 +42,9 @@ def make_run(run: Path, overrides: list[str]) -> Path:
         del os.environ["VERL_FILE_LOGGER_PATH"]
     for step in range(0, 31):
         data = {"actor/grad_norm": rng.random()}
+        if step:  # training steps: shares of groups without reward variance, 0.25 and 0.5 on average
+            data |= {"strata/zero_var_strategy_groups": 0.5 if step % 2 else 0.0,
+                     "strata/zero_var_trajectory_groups": 0.5}
         if step % 10 == 0:
             data["val/average/metrics/success_rate"] = rng.random()
             for subtask in ("pick", "look", "clean", "heat", "cool", "pick2"):
@@ -88,6 +91,8 @@ def test_evaluation_and_summary(card) -> None:
     assert "temperature 0.7, top_p 0.8, top_k 20; at most 50 environment steps" in text
     assert "pick 35, look 13, clean 27, heat 16, cool 25, pick2 24" in text
     assert "| training | StraTA on ALFWorld, 30 logged steps of 150 configured |" in text
+    assert ("| groups without reward variance (training, mean over steps) | strategy 25.00 %, trajectory 50.00 % |"
+            in text)
 
 
 def test_hyperparameters_come_from_the_config(card) -> None:
