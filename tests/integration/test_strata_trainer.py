@@ -51,7 +51,9 @@ WANDB = "trainer.logger=[console,file,wandb]"
 def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict]]:
     """The recipe for `STEPS` steps from the agent: its output folder and its metrics by step."""
     out = tmp_path_factory.mktemp("strata") / "run"
-    run_recipe(out, playing_agent, ZERO_VARIANCE_FILTER, WANDB)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WANDB_MODE", "offline")  # tests/conftest.py turns wandb off for every other test
+        run_recipe(out, playing_agent, ZERO_VARIANCE_FILTER, WANDB)
     return out, metrics_by_step(out / "metrics.jsonl")
 
 
