@@ -4,7 +4,7 @@
 # reference, the `hf` rollout, 2 tasks a step, N=2 of σ·N=4 candidates x M=2) with `+environment=sciworld`
 # and small ScienceWorld task lists: the first 2 variations of three short task types (find-living-thing,
 # find-non-living-thing, find-plant) per split, so validation plays 6 dev variations.
-# tests/integration/test_sciworld_trainer.py runs it. Extra Hydra overrides pass through ("$@").
+# tests/integration/test_sciworld_lora.py runs it (with LoRA on vLLM). Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,6 @@
 """LoRA in the rollout plug-ins, on the real classes: verl's adapter loading on vLLM 0.29
 (`strata.backends.vllm_lora`) and the hf rollout's refusal of adapters. The adapter sync itself runs end to end
-in tests/integration/test_lora.py."""
+in tests/integration/test_sciworld_lora.py."""
 
 from __future__ import annotations
 

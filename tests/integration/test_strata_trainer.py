@@ -18,7 +18,7 @@ Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the vLLM rep
 sync), dynamic batch sizing as in the GPU recipes, the real ALFWorld engine on generated pick games, N=2
 strategies of σ·N=4 candidates, M=2 trajectories each, the judge on, per-step rows (the agent's prompts). The
 `hf` rollout is covered by the learning check and test_grpo_release_workflow.py; multi-turn rows on
-vLLM by test_lora.py's run.
+vLLM by test_sciworld_lora.py's run.
 """
 
 from __future__ import annotations

@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from strata.trainer.shared_memory import shared_segments
+from strata.trainer.shared_memory import segments_in_use, shared_segments
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes/train-strata-alfworld-text-tiny-cpu.sh"
 STEPS = 2
+RUN_TIMEOUT_S = 1800  # a run took 4-6 min in the full suite
 WARMUP_STEPS = 4
 """The learning rate warms up over more steps than the run has, so each step trains at its own rate and a resume
 that loses the scheduler's state trains the last step at another one."""
@@ -76,21 +79,44 @@ def use_agent_model(out: Path, agent: Path) -> None:
 
 
 def run_recipe(out: Path, agent: Path, *overrides: str, as_trained: bool = True, recipe: Path = RECIPE,
-               platform: str = "cpu_vllm", steps: int = STEPS) -> None:
+               platform: str = "cpu_vllm", steps: int = STEPS,
+               while_running: Callable[[], object] = lambda: None) -> None:
     """``recipe`` for ``steps`` steps on ``agent``'s model, training games and
     held-out valid_seen split. ``as_trained``: with the settings the agent was warm-started with
     (`AGENT_SETTINGS`), so it plays; otherwise with the recipe's own (multi-turn rows, its prompts, 4-step
-    episodes), where the agent's model is only a cheap one (its small vocabulary) that writes text."""
+    episodes), where the agent's model is only a cheap one (its small vocabulary) that writes text.
+    ``while_running`` is called about once a second until the run ends (to watch its processes); the recipe's
+    output goes to ``out/recipe.log``."""
     env = dict(os.environ, OUT=str(out), STEPS=str(steps), PLATFORM=platform, PY=str(REPO / ".venv/bin/python"),
                DATA=str(agent), VAL_SPLIT="valid_seen")
     use_agent_model(out, agent)
     settings = AGENT_DYNAMIC_BSZ + (AGENT_SETTINGS if as_trained else ())
     segments_before = shared_segments()
-    result = subprocess.run(["bash", str(recipe), *settings, *overrides], env=env,
-                            capture_output=True, text=True, timeout=1800, cwd=REPO)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    log = out / "recipe.log"
+    with open(log, "w") as handle:
+        process = subprocess.Popen(["bash", str(recipe), *settings, *overrides], env=env, stdout=handle,
+                                   stderr=subprocess.STDOUT, cwd=REPO)
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while process.poll() is None and time.monotonic() < deadline:
+            while_running()
+            time.sleep(1.0)
+        if process.poll() is None:
+            process.kill()
+    assert process.wait() == 0, log.read_text()[-8000:]
     # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
-    assert not shared_segments() - segments_before, sorted(shared_segments() - segments_before)
+    left = orphaned_segments(segments_before)
+    assert not left, sorted(left)
+
+
+def orphaned_segments(before: set[Path], settle_s: float = 30.0) -> set[Path]:
+    """The segments that appeared since ``before`` and that no live process uses, once the runs that are ending
+    have had ``settle_s`` seconds to remove theirs. The slow tests run on two pytest-xdist workers, so another
+    worker's run may be going (its segments are in use) or just ending (its own trainer removes its leftovers a
+    moment after Ray's shutdown): only a segment nobody removes in that time was left behind."""
+    deadline = time.monotonic() + settle_s
+    while (left := shared_segments() - before - segments_in_use()) and time.monotonic() < deadline:
+        time.sleep(1.0)
+    return left
 
 
 def metrics_by_step(log: Path) -> dict[int, dict]:
