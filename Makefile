@@ -5,8 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.strata-installed
 TORCH  := torch==2.13.0
 FAST   := -m "not slow" -n 2 --dist loadfile   # the fast tests, on 2 pytest-xdist workers
-# The slow ones too, a module to a worker, the longest first (tests/conftest.py: LONGEST_FIRST): a trainer run
-# spends most of its time starting processes one after another, which leaves the second core idle.
+# The slow ones too, a module to a worker, the longest first (tests/conftest.py: LONGEST_FIRST). A trainer run is
+# CPU-bound most of the way, so this saved ~2 of 37 min (benchmarks/RESULTS_trainer_start.md), not half.
 SLOW   := -m "slow and not multinode" -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: install test test-fast test-multinode demo smoke lint clean
