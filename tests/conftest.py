@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,21 +55,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 _RECIPE_CACHE_OWNER = pytest.StashKey[bool]()
 
-# The slow tests run on two pytest-xdist workers, a module to a worker (`make test`: --dist loadfile
-# --no-loadscope-reorder hands modules out in this order). The longest modules go first, each with its own trainer
-# runs, so that the shorter ones fill in behind them and both workers finish about together.
-LONGEST_FIRST = (
-    "tests/integration/test_learning_check.py",  # ~11 min alone: its assets, then two runs
-    "tests/integration/test_strata_trainer.py",  # ~9 min: the playing agent, then two vLLM runs
-    "tests/integration/test_grpo_release_workflow.py",  # ~5 min: two runs
-    "tests/integration/test_sciworld_lora.py",  # ~6 min: one run
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {module: place for place, module in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
-
 
 @pytest.fixture(scope="session")
 def asset_once() -> Callable[[str, Callable[[], Any]], Any]:
@@ -83,35 +66,6 @@ def asset_once() -> Callable[[str, Callable[[], Any]], Any]:
 def asset_folder(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """``asset_folder(name)``: where an ``asset_once`` asset is written (kept across mutation runs' sessions)."""
     return lambda name: _folder(name, tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def shared_asset(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Path]], Path]:
-    """``shared_asset(name, build)``: ``build(folder)`` for a folder that every pytest-xdist worker of the session
-    shares (the slow tests run on two), under a lock: the second worker to need the asset waits while the first
-    builds it, then its ``build`` finds the finished folder and reuses it. Without xdist, or with
-    STRATA_TEST_ASSET_CACHE, the folder is ``asset_folder``'s."""
-    def make(name: str, build: Callable[[Path], Path]) -> Path:
-        if _ASSET_CACHE or "PYTEST_XDIST_WORKER" not in os.environ:
-            folder = _folder(name, tmp_path_factory)
-        else:
-            folder = tmp_path_factory.getbasetemp().parent / name  # the workers' common temporary root
-        with _exclusive(folder):
-            return build(folder)
-
-    return make
-
-
-@contextmanager
-def _exclusive(folder: Path) -> Iterator[None]:
-    """Hold a lock on ``folder`` (a file beside it) across processes."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.with_name(f"{folder.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

@@ -19,10 +19,9 @@ from tests.integration.trainer_runs import TEST_AGENT
 
 @pytest.fixture(scope="session")
 def playing_agent(asset_once: Callable[[str, Callable[[], Any]], Any],
-                  shared_asset: Callable[[str, Callable[[Path], Path]], Path]) -> Path:
+                  asset_folder: Callable[[str], Path]) -> Path:
     """The built agent's folder (`strata.assets.alfworld_agent` layout: ``model/``, ``train.parquet``,
-    ``valid_seen.parquet``, ``agent.json``), built from nothing for this session by the first worker that needs
-    it."""
+    ``valid_seen.parquet``, ``agent.json``), built from nothing once per session."""
     from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
 
     recipe = AgentRecipe(**TEST_AGENT)
@@ -30,13 +29,13 @@ def playing_agent(asset_once: Callable[[str, Callable[[], Any]], Any],
     def build(root: Path) -> Path:
         manifest = root / MANIFEST  # written last: a folder with it is complete
         if manifest.is_file() and json.loads(manifest.read_text())["recipe"] == json.loads(json.dumps(asdict(recipe))):
-            return root  # built by the other worker, or kept under STRATA_TEST_ASSET_CACHE by an earlier session
+            return root  # kept under STRATA_TEST_ASSET_CACHE by an earlier session
         began = time.perf_counter()
         root = build_alfworld_agent(root, recipe)
         logging.getLogger(__name__).warning("test agent built in %.0f s", time.perf_counter() - began)
         return root
 
-    return asset_once("alfworld-agent", lambda: shared_asset("alfworld-agent", build))
+    return asset_once("alfworld-agent", lambda: build(asset_folder("alfworld-agent")))
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -77,8 +77,8 @@ def full(value: torch.Tensor) -> torch.Tensor:
 
 def java_pids(marker: str) -> set[int]:
     """Process ids of the live java processes whose environment holds ``marker`` (``OUT=<the run's folder>``: Ray's
-    workers, and the game processes and JVMs they start, inherit the recipe's environment), so that a JVM of a
-    test on the other pytest-xdist worker is never counted."""
+    workers, and the game processes and JVMs they start, inherit the recipe's environment), so that a JVM of
+    another test (the ScienceWorld environment tests start their own) is never counted."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

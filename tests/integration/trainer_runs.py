@@ -109,10 +109,9 @@ def run_recipe(out: Path, agent: Path, *overrides: str, as_trained: bool = True,
 
 
 def orphaned_segments(before: set[Path], settle_s: float = 30.0) -> set[Path]:
-    """The segments that appeared since ``before`` and that no live process uses, once the runs that are ending
-    have had ``settle_s`` seconds to remove theirs. The slow tests run on two pytest-xdist workers, so another
-    worker's run may be going (its segments are in use) or just ending (its own trainer removes its leftovers a
-    moment after Ray's shutdown): only a segment nobody removes in that time was left behind."""
+    """The segments that appeared since ``before`` and that no live process uses, once an ending run has had
+    ``settle_s`` seconds to remove its own (the trainer removes its leftovers a moment after Ray's shutdown, and a
+    process of another test may still hold one): only a segment nobody removes in that time was left behind."""
     deadline = time.monotonic() + settle_s
     while (left := shared_segments() - before - segments_in_use()) and time.monotonic() < deadline:
         time.sleep(1.0)
