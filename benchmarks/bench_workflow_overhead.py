@@ -40,7 +40,7 @@ from strata.workflow.records import (  # noqa: E402
     TaskRollout,
     Trajectory,
 )
-from strata.workflow.rows import group_advantages, rollout_stats, training_rows  # noqa: E402
+from strata.workflow.rows import ZeroVariance, group_advantages, rollout_stats, training_rows  # noqa: E402
 
 PAPER_STEP_SECONDS = 378.0
 TASKS_PER_STEP = 16
@@ -93,8 +93,9 @@ def one_task(rng: random.Random, config: StrataConfig, embedder, steps: int) -> 
     timings["advantages"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    rows = training_rows(rollout, advantages)
-    rollout_stats(rollout, "pick")
+    constant = ZeroVariance.of(rollout, config.delta_coef)
+    rows = training_rows(rollout, advantages, constant)
+    rollout_stats(rollout, "pick") | constant.counts()
     timings["rows + stats"] = time.perf_counter() - start
     assert len(rows) == config.num_stras_per_run * (1 + m)
     return timings

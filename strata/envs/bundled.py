@@ -39,14 +39,16 @@ BUNDLE_RECIPE = BundleRecipe(
 )
 
 
-def build_bundle(data_path: str | Path, recipe: BundleRecipe = BUNDLE_RECIPE) -> None:
-    """Generate the bundled games into ``data_path`` (must not hold them already)."""
+def build_bundle(data_path: str | Path, recipe: BundleRecipe = BUNDLE_RECIPE, workers: int = 1) -> None:
+    """Generate the bundled games into ``data_path`` (must not hold them already), in ``workers`` processes
+    (the same files with any number: `generate_split`)."""
     from strata.envs.engine import AlfworldEngine
     from strata.envs.gen.generate import generate_split
 
-    engine = AlfworldEngine()
+    engine = AlfworldEngine() if workers <= 1 else None
     for split, count in recipe.counts:
-        generate_split(data_path, split, count, seed=recipe.seed, grammar_version=recipe.grammar_version, engine=engine)
+        generate_split(data_path, split, count, seed=recipe.seed, grammar_version=recipe.grammar_version, engine=engine,
+                       workers=workers)
 
 
 def pack_bundle(data_path: str | Path, archive: str | Path = ARCHIVE) -> Path:

@@ -62,7 +62,7 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
             "env/token_budget_ends": totals["num_token_budget_ends"],
             "timing_s/strata_selection": totals["selection_seconds"],
         })
-        # Shares of the step's advantage groups with no reward variance (`zero_variance_groups`).
+        # Shares of the step's advantage groups with no reward variance (`ZeroVariance.counts`).
         for level in ("strategy", "trajectory"):
             if totals.get(f"num_{level}_groups"):
                 metrics[f"strata/zero_var_{level}_groups"] = _rate(totals[f"zero_var_{level}_groups"],

@@ -39,12 +39,12 @@ from strata.workflow.policy import Policy
 from strata.workflow.records import TaskRollout
 from strata.workflow.rows import (
     Row,
+    ZeroVariance,
     group_advantages,
     rollout_stats,
     rows_of_trajectory,
     strategy_row,
     training_rows,
-    zero_variance_groups,
 )
 
 logger = logging.getLogger(__name__)
@@ -125,10 +125,11 @@ class StrataAgentLoop(AgentLoopBase):
                                lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages))
         if validate:
             return self._evaluation_outputs(task, rollout)
-        rows = training_rows(rollout, advantages, delta=self.strata.delta_coef, per_step=self.per_step)
+        constant = ZeroVariance.of(rollout, self.strata.delta_coef)
+        rows = training_rows(rollout, advantages, constant, per_step=self.per_step)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
-        stats = rollout_stats(rollout, task.subtask) | zero_variance_groups(rollout, self.strata.delta_coef)
+        stats = rollout_stats(rollout, task.subtask) | constant.counts()
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
 
     def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:

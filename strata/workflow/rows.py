@@ -137,13 +137,12 @@ def rows_of_trajectory(trajectory: Trajectory, step_advantages: list[float] | No
     return [trajectory_row(trajectory, step_advantages, zero_variance)]
 
 
-def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, *, delta: float,
+def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, constant: ZeroVariance, *,
                   per_step: bool = False) -> list[Row]:
     """Strategy rows first (none without a strategy), then each strategy's trajectories (one row each, or one
-    per step); ``advantages`` is `group_advantages` of ``rollout`` and ``delta`` its δ (which strategy group
-    counts as without variance, `ZeroVariance`)."""
+    per step); ``advantages`` is `group_advantages` of ``rollout`` and ``constant`` its groups without reward
+    variance (`ZeroVariance.of` with the same δ), which the rows carry for the optional filter."""
     strategies = scored_strategies(rollout)
-    constant = ZeroVariance.of(rollout, delta)
     rows = [strategy_row(s.candidate.generation, a, score, constant.strategy_group) for s, a, score in
             zip(strategies, advantages.strategy, advantages.strategy_scores, strict=True) if s.candidate is not None]
     for strategy, per_trajectory, flat in zip(strategies, advantages.actions, constant.trajectory_groups, strict=True):
@@ -218,17 +217,15 @@ class ZeroVariance:
         return cls(strategy_level, strategy_level and _constant(strategy_scores(rewards, delta)),
                    tuple(_constant(group) for group in rewards))
 
-
-def zero_variance_groups(rollout: TaskRollout, delta: float) -> dict[str, int]:
-    """The task's counts of groups and of groups without reward variance (`ZeroVariance`), summed by the
-    trainer into the step's ``strata/zero_var_*_groups`` shares."""
-    groups = ZeroVariance.of(rollout, delta)
-    return {
-        "num_strategy_groups": int(groups.strategy_level),
-        "zero_var_strategy_groups": int(groups.strategy_group),
-        "num_trajectory_groups": len(groups.trajectory_groups),
-        "zero_var_trajectory_groups": sum(groups.trajectory_groups),
-    }
+    def counts(self) -> dict[str, int]:
+        """The task's counts of groups and of groups without reward variance, summed by the trainer into the
+        step's ``strata/zero_var_*_groups`` shares."""
+        return {
+            "num_strategy_groups": int(self.strategy_level),
+            "zero_var_strategy_groups": int(self.strategy_group),
+            "num_trajectory_groups": len(self.trajectory_groups),
+            "zero_var_trajectory_groups": sum(self.trajectory_groups),
+        }
 
 
 def _constant(values: list[float]) -> bool:

@@ -189,8 +189,8 @@ def test_the_checkpoint_holds_a_trained_adapter_on_the_unchanged_base(uninterrup
 def test_the_checkpoint_holds_the_adapter_s_optimizer_state(uninterrupted):
     """What a resume restores besides the weights: AdamW's moments for exactly the adapter's matrices (the base
     is frozen), after both steps. Resuming itself is verl's path for full and LoRA runs alike, compared step by
-    step with an uninterrupted run in test_strata_trainer.py and across a reshard in
-    test_grpo_release_workflow.py; a LoRA resume run of its own here cost 232 s of CI's time."""
+    step with an uninterrupted run in test_strata_trainer.py, and verl's loader restores a resharded checkpoint
+    bit for bit in tests/checkpoint/test_reshard.py; a LoRA resume run of its own here cost 232 s of CI's time."""
     out, *_ = uninterrupted
     step_2 = out / "checkpoints/global_step_2/actor"
     model = load_shard(step_2 / "model_world_size_1_rank_0.pt")

@@ -14,7 +14,7 @@ from strata.core.config import StrataConfig
 from strata.envs.tasks import Task
 from strata.workflow.dump import DumpSettings, DumpWriter, dump_path, task_record
 from strata.workflow.records import Generation, Step, StrategyCandidate, StrategyRollout, TaskRollout, Trajectory
-from strata.workflow.rows import group_advantages, rollout_stats, training_rows
+from strata.workflow.rows import ZeroVariance, group_advantages, rollout_stats, training_rows
 
 TASK = Task(game_file="/games/heat-egg/game.tw-pddl", task_type="pick_heat_then_place_in_recep",
             split="train", index=7)
@@ -56,7 +56,7 @@ def test_a_strategy_with_only_failed_episodes_is_dropped_alone(rollout):
     # The two scored strategies: S = [1 (best of won/lost, δ·M = 1), 0] -> Â(z) = ±0.7071.
     assert advantages.strategy_scores == [1.0, 0.0]
     assert advantages.strategy_base == pytest.approx([0.7071, -0.7071], abs=1e-4)
-    rows = training_rows(rollout, advantages, delta=CONFIG.delta_coef)
+    rows = training_rows(rollout, advantages, ZeroVariance.of(rollout, CONFIG.delta_coef))
     assert [r.role for r in rows] == ["strategy", "strategy", "trajectory", "trajectory", "trajectory", "trajectory"]
     assert rows[1].response_ids == rollout.strategies[2].candidate.generation.token_ids
     stats = rollout_stats(rollout, TASK.subtask)

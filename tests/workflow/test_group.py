@@ -20,7 +20,7 @@ from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
 from strata.workflow.policy import Policy
-from strata.workflow.rows import group_advantages, rollout_stats, training_rows
+from strata.workflow.rows import ZeroVariance, group_advantages, rollout_stats, training_rows
 
 WIN, LOSE = "follow the plan", "just look around"
 
@@ -152,7 +152,7 @@ def test_advantages_by_hand(played):
 def test_rows_carry_exactly_the_action_tokens_and_their_advantages(played, qwen_tokenizer):
     config, _, rollout = played
     advantages = group_advantages(rollout, config)
-    rows = training_rows(rollout, advantages, delta=config.delta_coef)
+    rows = training_rows(rollout, advantages, ZeroVariance.of(rollout, config.delta_coef))
     assert [r.role for r in rows] == ["strategy"] * 2 + ["trajectory"] * 4
     for row, strategy, value in zip(rows[:2], rollout.strategies, advantages.strategy, strict=True):
         assert row.response_ids == strategy.candidate.generation.token_ids
@@ -240,7 +240,7 @@ def test_grpo_baseline_plays_one_flat_group(qwen_tokenizer, bundled_valid_tasks,
     expected = 0.5 / math.sqrt(1 / 3)
     for trajectory, steps in zip(rollout.trajectories, advantages.actions[0], strict=True):
         assert steps == pytest.approx([expected if trajectory.won else -expected] * trajectory.num_steps, abs=1e-5)
-    rows = training_rows(rollout, advantages, delta=config.delta_coef)
+    rows = training_rows(rollout, advantages, ZeroVariance.of(rollout, config.delta_coef))
     assert [r.role for r in rows] == ["trajectory"] * 4  # no strategy row
     stats = rollout_stats(rollout, task.subtask)
     assert stats["num_candidates"] == 0 and stats["num_won"] == 2 and stats["num_dropped_strategies"] == 0

@@ -21,13 +21,13 @@ from strata.workflow.dump import task_record
 from strata.workflow.records import Generation, Step, StrategyCandidate, StrategyRollout, TaskRollout, Trajectory
 from strata.workflow.rows import (
     Row,
+    ZeroVariance,
     group_advantages,
     rollout_stats,
     rows_of_trajectory,
     step_rows,
     training_rows,
     trajectory_row,
-    zero_variance_groups,
 )
 
 TASK = Task(game_file="/games/cool-apple/game.tw-pddl", task_type="pick_cool_then_place_in_recep",
@@ -111,7 +111,7 @@ def test_training_rows_field_by_field() -> None:
     rollout = make_rollout()
     adv = group_advantages(rollout, CONFIG)
     (a_won, a_lost), (a_sink,) = adv.actions[0], adv.actions[1]
-    rows = training_rows(rollout, adv, delta=CONFIG.delta_coef)
+    rows = training_rows(rollout, adv, ZeroVariance.of(rollout, CONFIG.delta_coef))
     assert rows == [
         Row("strategy", [300, 301], [310, 311, 312], [1, 1, 1], [-3.0, -3.01, -3.02], [adv.strategy[0]] * 3,
             adv.strategy_scores[0], 2, (8,)),
@@ -142,9 +142,9 @@ def test_step_rows_and_validation_rows() -> None:
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=True) == step_rows(won, [0.25, -0.5])
     assert rows_of_trajectory(won, [0.25, -0.5], per_step=False) == [trajectory_row(won, [0.25, -0.5])]
     adv = group_advantages(rollout, CONFIG)
-    per_step = training_rows(rollout, adv, delta=CONFIG.delta_coef, per_step=True)
+    per_step = training_rows(rollout, adv, ZeroVariance.of(rollout, CONFIG.delta_coef), per_step=True)
     assert [r.role for r in per_step] == ["strategy", "strategy", "step", "step", "step", "step"]
-    assert training_rows(rollout, adv, delta=CONFIG.delta_coef) != per_step
+    assert training_rows(rollout, adv, ZeroVariance.of(rollout, CONFIG.delta_coef)) != per_step
 
 
 def test_rollout_stats_count_every_record() -> None:
@@ -158,9 +158,9 @@ def test_rollout_stats_count_every_record() -> None:
     }
 
 
-def test_zero_variance_groups_count_the_groups_that_carry_no_reward_signal() -> None:
+def test_zero_variance_counts_the_groups_that_carry_no_reward_signal() -> None:
     # Strategy 1: [won, lost] trained (the failed one is out), strategy 2: [lost_too] (the empty one is out).
-    assert zero_variance_groups(make_rollout(), delta=0.25) == {
+    assert ZeroVariance.of(make_rollout(), 0.25).counts() == {
         "num_strategy_groups": 1, "zero_var_strategy_groups": 0,
         "num_trajectory_groups": 2, "zero_var_trajectory_groups": 1,
     }
@@ -170,14 +170,14 @@ def test_zero_variance_groups_count_the_groups_that_carry_no_reward_signal() -> 
                                                   StrategyRollout(rollout.candidates[0], [won, won])])
     # S_i is the mean of the top max(1, ⌊δ·M⌋) rewards: with δ = 0.25 both strategies score 1 (no strategy
     # signal, though the first one's trajectories differ); with δ = 1 they score 0.5 and 1.
-    assert zero_variance_groups(split_and_sure, delta=0.25) == {
+    assert ZeroVariance.of(split_and_sure, 0.25).counts() == {
         "num_strategy_groups": 1, "zero_var_strategy_groups": 1,
         "num_trajectory_groups": 2, "zero_var_trajectory_groups": 1,
     }
-    assert zero_variance_groups(split_and_sure, delta=1.0)["zero_var_strategy_groups"] == 0
+    assert ZeroVariance.of(split_and_sure, 1.0).counts()["zero_var_strategy_groups"] == 0
     # The GRPO baseline's one group has no strategy level.
     flat = TaskRollout([], [], [StrategyRollout(None, [won, lost, won])])
-    assert zero_variance_groups(flat, delta=0.25) == {
+    assert ZeroVariance.of(flat, 0.25).counts() == {
         "num_strategy_groups": 0, "zero_var_strategy_groups": 0,
         "num_trajectory_groups": 1, "zero_var_trajectory_groups": 0,
     }
@@ -257,7 +257,7 @@ def test_a_group_without_strategy_has_no_strategy_shaping() -> None:
     adv = group_advantages(flat, StrataConfig.from_dict({**CONFIG_KEYS, "penalty_mode": "pre_norm"}))
     # pre_norm: S̃ = top-k mean of R + Σ(s + j) over [won: 1 + (0 + 0) + (-5/6 - 0.3), lost: 0 - 0.5] + s(z) = 0.
     assert adv.strategy_scores == pytest.approx([1 - 5 / 6 - 0.3])
-    assert training_rows(flat, adv, delta=CONFIG.delta_coef)[0].role == "trajectory"
+    assert training_rows(flat, adv, ZeroVariance.of(flat, CONFIG.delta_coef))[0].role == "trajectory"
 
 
 def test_advantages_of_another_shape_are_refused() -> None:
@@ -269,4 +269,4 @@ def test_advantages_of_another_shape_are_refused() -> None:
                   replace(adv, actions=adv.actions[:1]), replace(adv, actions=[[won], sink]),
                   replace(adv, actions=[[won, lost, won], sink])):
         with pytest.raises(ValueError, match="zip"):
-            training_rows(rollout, wrong, delta=CONFIG.delta_coef)
+            training_rows(rollout, wrong, ZeroVariance.of(rollout, CONFIG.delta_coef))
