@@ -11,7 +11,7 @@
    update (`filtered_rows`).
 3. Validation metrics: the spec's per-subtask success table instead of verl's reward means.
    With wandb among ``trainer.logger``, each dumped step's episodes (training and validation) also go to wandb
-   as a table (`strata.report.wandb_table`).
+   as a table (`strata.report.wandb_table`), from verl's ``on_step_end`` and ``on_validate_end`` hooks.
 4. Checkpoints: once verl's save of a step has returned, every file of the step is recorded (size and
    SHA-256) in ``global_step_N/strata_manifest.json``, written last and atomically, and then the ``latest``
    pointer is rewritten atomically (see `strata.checkpoint`). Resume, export and reshard check the files
@@ -29,6 +29,7 @@ clipped surrogate, checkpoints, weight sync) is verl's own code path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import Iterator
@@ -177,21 +178,34 @@ class StrataTrainer(PPOTrainerSync):
             [a for a, r in zip(advantages, real, strict=True) if r],
         ))
         metrics["strata/num_trained_rows"] = float(sum(r and not f for r, f in zip(real, filtered, strict=True)))
-        self._log_episodes("train")
         return batch
 
-    def _log_episodes(self, kind: str) -> None:
-        """This step's dumped ``kind`` episodes as a wandb table, when wandb logs the run."""
+    def on_step_end(self) -> None:
+        """After the step's update and checkpoint (verl syncs the rollout's weights here): its training episodes,
+        dumped by the agent loop while it sampled them, go to wandb before verl logs the step's metrics."""
+        super().on_step_end()
+        self._log_episodes("train")
+
+    def on_validate_end(self) -> None:
+        super().on_validate_end()
+        self._log_episodes("valid")
+
+    @functools.cached_property
+    def _episode_tables(self) -> DumpSettings | None:
+        """Where the dumps are and how many rows a table takes, when wandb logs the run and the run dumps."""
         loggers = self.config.trainer.logger
         if "wandb" not in ([loggers] if isinstance(loggers, str) else list(loggers)):
-            return
+            return None
         settings = DumpSettings.from_config(self.config.get("run"))
-        if settings.run_dir is not None:
+        return settings if settings.run_dir is not None else None
+
+    def _log_episodes(self, kind: str) -> None:
+        """This step's dumped ``kind`` episodes as a wandb table."""
+        if (settings := self._episode_tables) is not None:
             log_episode_table(settings.run_dir, kind, self.global_steps, settings.wandb_rows)
 
     def _val_metrics_update(
         self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns, expected_acc_counts=None
     ) -> dict[str, float]:
-        self._log_episodes("valid")
         return validation_metrics(reward_extra_infos_dict)
 
