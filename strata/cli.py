@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.envs.commands.make_games",
         "Generate verified ALFWorld games offline (all six task types, ALFRED rooms, seeded).",
     ),
+    "make-webshop": (
+        "strata.envs.commands.make_webshop",
+        "Generate a WebShop catalogue offline in WebShop's own file layout (products, attributes, goals).",
+    ),
     "prepare-data": (
         "strata.envs.commands.prepare_data",
         "Build the trainer's task lists (one parquet per split) from ALFWorld data or ScienceWorld's splits.",

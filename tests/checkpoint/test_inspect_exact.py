@@ -8,9 +8,11 @@ a message missing its hint all passed it. Here each record is compared whole and
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
+import torch
 
 from strata.checkpoint.inspect import (
     CheckpointError,
@@ -20,8 +22,12 @@ from strata.checkpoint.inspect import (
     describe_checkpoint,
     error_line,
     find_latest_checkpoint,
+    saved_dataloader_num_workers,
 )
+from strata.checkpoint.layout import MANIFEST_FILE, POINTER_FILE
 from strata.checkpoint.lora import LoraMeta
+from strata.checkpoint.manifest import write_manifest
+from strata.checkpoint.pointer import write_latest_pointer
 
 
 def _message(call, *args, **kwargs) -> str:
@@ -217,6 +223,99 @@ def test_resume_skips_a_step_it_cannot_describe_and_says_why(tmp_path: Path, mak
     make_step(tmp_path, 1)
     damaged = make_step(tmp_path, 2)
     (damaged / "actor/lora_train_meta.json").write_text("{}")
-    with caplog.at_level("WARNING", logger="strata.checkpoint.inspect"):
+    why = _message(describe_checkpoint, damaged, checksums=True)
+    assert why.startswith(f"{damaged / 'actor/lora_train_meta.json'} does not hold verl's LoRA")
+    with caplog.at_level(logging.WARNING, logger="strata.checkpoint.inspect"):
         assert find_latest_checkpoint(tmp_path) == tmp_path / "global_step_1"
-    assert f"skipping {damaged}: {damaged / 'actor/lora_train_meta.json'} does not hold verl's LoRA" in caplog.text
+    assert _warnings(caplog) == [f"skipping {damaged}: {why}",
+                                 f"resuming from {tmp_path / 'global_step_1'}, the newest complete checkpoint"]
+
+
+def _warnings(caplog) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == "strata.checkpoint.inspect"]
+
+
+FOUR_SHARDS = tuple(f"model_world_size_4_rank_{rank}.pt" for rank in range(4))
+
+
+def test_resume_warnings_word_for_word(tmp_path: Path, make_step, caplog) -> None:
+    """The pointer names step 3; steps 3 and 2 each miss five items (four shards and data.pt, so the message's
+    first four are the shards); step 1 is complete. Step 3 is judged once, as the pointer's step."""
+    make_step(tmp_path, 1, world_size=4)
+    for number in (2, 3):
+        step = make_step(tmp_path, number, world_size=4, data=False)
+        for name in FOUR_SHARDS:
+            (step / "actor" / name).unlink()
+    write_latest_pointer(tmp_path, 3)
+    with caplog.at_level(logging.WARNING, logger="strata.checkpoint.inspect"):
+        assert find_latest_checkpoint(tmp_path) == tmp_path / "global_step_1"
+    four = ", ".join(f"actor/{name}" for name in FOUR_SHARDS)
+    assert _warnings(caplog) == [
+        f"{tmp_path / POINTER_FILE} names step 3 but that save is incomplete or damaged ({four}); "
+        "looking for an older complete step",
+        f"skipping {tmp_path / 'global_step_2'}: incomplete or damaged ({four})",
+        f"resuming from {tmp_path / 'global_step_1'}, the newest complete checkpoint",
+    ]
+
+
+def test_a_pointer_to_a_step_that_is_not_there(tmp_path: Path, make_step, caplog) -> None:
+    make_step(tmp_path, 1)
+    write_latest_pointer(tmp_path, 5)
+    with caplog.at_level(logging.WARNING, logger="strata.checkpoint.inspect"):
+        assert find_latest_checkpoint(tmp_path) == tmp_path / "global_step_1"
+    assert _warnings(caplog) == [
+        f"{tmp_path / POINTER_FILE} names step 5 but {tmp_path / 'global_step_5'} does not exist",
+        f"resuming from {tmp_path / 'global_step_1'}, the newest complete checkpoint",
+    ]
+
+
+def test_only_a_checksum_read_verifies_a_step(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 1)
+    write_manifest(step)
+    assert describe_checkpoint(step).checksums_verified is False  # sizes only: nothing was hashed
+    assert describe_checkpoint(step, checksums=True).checksums_verified is True
+
+
+def test_a_shard_missing_and_absent_from_the_manifest_is_listed_once(tmp_path: Path, make_step) -> None:
+    step = make_step(tmp_path, 1)
+    write_manifest(step)
+    (step / "actor/model_world_size_1_rank_0.pt").unlink()
+    info = describe_checkpoint(step)
+    assert info.missing == ("actor/model_world_size_1_rank_0.pt",)
+    assert info.damaged == (f"actor/model_world_size_1_rank_0.pt (listed in {MANIFEST_FILE}, absent)",)
+
+
+def test_dataloader_state_messages_word_for_word(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(b"not a torch archive")
+    with pytest.raises(Exception) as raw:  # what torch itself says about the file
+        torch.load(damaged, weights_only=True, map_location="cpu")
+    assert _message(saved_dataloader_num_workers, damaged) == (
+        f"cannot read {damaged}: {error_line(raw.value)}; the file is damaged")
+    listed = tmp_path / "list.pt"
+    torch.save([1, 2], listed)
+    assert _message(saved_dataloader_num_workers, listed) == f"{listed} holds a list, not a dataloader state dict"
+
+
+def test_a_dataloader_state_holding_tensors_loads_on_the_cpu(tmp_path: Path) -> None:
+    """A shuffling loader saves its generator's state as a tensor, which torch must map to a real device."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    loader = StatefulDataLoader(list(range(8)), batch_size=2, shuffle=True, generator=torch.Generator().manual_seed(0))
+    iterator = iter(loader)
+    next(iterator)
+    state = loader.state_dict()
+    assert any(isinstance(v, torch.Tensor) for v in _leaves(state))
+    torch.save(state, tmp_path / "data.pt")
+    assert saved_dataloader_num_workers(tmp_path / "data.pt") == 0
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for value in tree.values():
+            yield from _leaves(value)
+    elif isinstance(tree, list | tuple):
+        for value in tree:
+            yield from _leaves(value)
+    else:
+        yield tree

@@ -86,7 +86,8 @@ def test_the_budget_keeps_as_many_recent_steps_as_fit(budget: int, caplog) -> No
         got = build_action_messages(T, "heat egg", "plan", HISTORY, "at d", ["go e", "look"], fits=fits)
     assert got[0]["content"] == _render_action(best)
     over = len(_render_action(0)) > budget
-    assert ("action prompt exceeds the prompt budget even with no history shown" in caplog.text) is over
+    warned = ["action prompt exceeds the prompt budget even with no history shown"] if over else []
+    assert [record.getMessage() for record in caplog.records] == warned
 
 
 def test_the_judge_prompt_omits_the_oldest_observations_first(caplog) -> None:
@@ -99,7 +100,8 @@ def test_the_judge_prompt_omits_the_oldest_observations_first(caplog) -> None:
     all_omitted = "J[heat egg|plan|3|1:go a>~\n2:go b>~\n3:go c>~]"
     with caplog.at_level(logging.WARNING, logger="strata.core.prompting"):
         assert build_judge_messages(T, "heat egg", "plan", HISTORY, fits=lambda m: False) == user(all_omitted)
-    assert "judge prompt exceeds the prompt budget even with no history shown" in caplog.text
+    warned = [record.getMessage() for record in caplog.records]
+    assert warned == ["judge prompt exceeds the prompt budget even with no history shown"]
 
 
 def test_prompt_fits_counts_the_chat_template_with_the_generation_prompt(qwen_tokenizer) -> None:

@@ -22,11 +22,13 @@ class RecordingServer:
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self.prompts: list[str] = []
+        self.lengths: list[int] = []
 
     async def generate(self, request_id, prompt_ids, sampling_params):
         from verl.workers.rollout.replica import TokenOutput
 
         self.prompts.append(self.tokenizer.decode(prompt_ids))
+        self.lengths.append(len(prompt_ids))
         ids = self.tokenizer.encode("<action>look</action>", add_special_tokens=False) + [self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
@@ -68,3 +70,28 @@ def test_a_game_the_engine_ends_before_our_cap_is_lost(our_cap, reason, qwen_tok
 
     trajectory = asyncio.run(play())
     assert trajectory.num_steps == 50 and trajectory.end_reason == reason and not trajectory.won
+
+
+def test_per_step_prompts_drop_the_oldest_steps_to_fit_the_prompt_budget(qwen_tokenizer, bundled_valid_tasks,
+                                                                           env_pool):
+    """``prompts.history_window`` unset: every step would be shown, so with a budget that holds two steps of
+    history the episode must drop the oldest ones (its ``fits`` check), keeping the most recent."""
+
+    def play(prompt_tokens: int) -> RecordingServer:
+        server = RecordingServer(qwen_tokenizer)
+        policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 32)
+        limits = EpisodeLimits(max_steps=6, response_budget=1 << 20, prompt_tokens=prompt_tokens, per_step=True)
+
+        async def run():
+            async with env_pool.episode(bundled_valid_tasks[0]) as env:
+                return await Episode(env, STRATEGY, policy, load_prompt_templates(), limits, judge=False).run()
+
+        assert asyncio.run(run()).num_steps == 6
+        return server
+
+    unbounded = play(1 << 20)
+    budget = unbounded.lengths[2]  # the prompt that shows steps 1 and 2
+    assert unbounded.lengths[5] > budget and "[Step 1] Action: look" in unbounded.prompts[5]
+    bounded = play(budget)
+    assert bounded.lengths[:3] == unbounded.lengths[:3] and max(bounded.lengths) <= budget
+    assert "[Step 5] Action: look" in bounded.prompts[5] and "[Step 1] Action: look" not in bounded.prompts[5]

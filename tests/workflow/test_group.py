@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import os
+import signal
 
 import pytest
 
 from strata.core.config import StrataConfig
 from strata.core.embedding import HashedBowEmbedder
 from strata.core.prompting import load_prompt_templates
+from strata.envs.pool import EnvPool
 from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task
@@ -293,3 +296,37 @@ def test_a_game_that_cannot_start_names_its_file(settings, qwen_tokenizer, bundl
     with pytest.raises(RuntimeError, match=rf"^could not start {broken.game_file}: \S"):
         asyncio.run(rollout_task(broken, GroupShape.training(config), policy, env_pool,
                                  config.prompts.templates(), limits, embedder=None))
+
+
+class WorkerKillingServer(FlatServer):
+    """A FlatServer that kills the pool's only worker at the first request of a second turn, and waits until
+    the pool has noticed (and replaced it), so every episode of the group has played a step when its engine dies."""
+
+    def __init__(self, tokenizer, pool: EnvPool):
+        super().__init__(tokenizer, ["look"] * 3)
+        self.pool = pool
+
+    async def generate(self, request_id, prompt_ids, sampling_params):
+        if self.pool.workers_replaced == 0 and self.tokenizer.decode(prompt_ids).count("<|im_start|>assistant") == 2:
+            os.kill(self.pool.worker_pids[0], signal.SIGKILL)
+            while self.pool.workers_replaced == 0:
+                await asyncio.sleep(0.05)
+        return await super().generate(request_id, prompt_ids, sampling_params)
+
+
+def test_a_group_whose_engine_dies_mid_episode_keeps_its_steps(qwen_tokenizer, bundled_valid_tasks):
+    """Every GRPO episode loses its engine after a step: the group is still a group (it started; its steps
+    are recorded and trained on as lost), and each trajectory ends with the engine's failure, not the step cap."""
+    config = StrataConfig.from_dict(GRPO)
+    limits = EpisodeLimits(max_steps=3, response_budget=4096, prompt_tokens=4096)
+    with EnvPool(num_workers=1, step_timeout_s=60, max_steps=50) as pool:
+        server = WorkerKillingServer(qwen_tokenizer, pool)
+        policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 64)
+        rollout = asyncio.run(rollout_task(bundled_valid_tasks[1], GroupShape.training(config), policy, pool,
+                                           config.prompts.templates(), limits, embedder=None))
+        assert pool.workers_replaced == 1
+    assert len(rollout.trajectories) == 4
+    for trajectory in rollout.trajectories:
+        assert trajectory.num_steps >= 1 and not trajectory.won
+        assert trajectory.end_reason == "worker_lost" or trajectory.end_reason.startswith("engine_error: "), \
+            trajectory.end_reason

@@ -1,0 +1,61 @@
+"""The nouns of a product title, for the reward's type term.
+
+WebShop keeps the tokens spaCy tags NOUN or PROPN. Its English models are not on any package registry this
+project installs from (users get them with ``python -m spacy download en_core_web_lg``), so:
+
+- `spacy_nouns` uses the official model when it is installed (`strata doctor` says whether it is);
+- `word_nouns` is the documented fallback the tests and the offline demo use: every lower-cased word of two
+  or more letters that is not an English stop word (spaCy's own list, which needs no model). It keeps the
+  adjectives a tagger would drop ("red", "soft"), so a title share can only be higher than the tagger's,
+  never lower. Its agreement with the official tagger on WebShop's product titles is **unmeasured**: no
+  model could be installed where it was written.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+
+from strata.envs.webshop.reward import NounTagger
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "en_core_web_lg"  # the model the StraTA issue names and AgentGym's WebShop loads
+NOUN_TAGS = ("NOUN", "PROPN")
+WORD = re.compile(r"[a-z][a-z']+")
+
+
+def word_nouns(title: str) -> list[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return [word for word in WORD.findall(title.lower()) if word not in STOP_WORDS]
+
+
+def model_installed(model: str = DEFAULT_MODEL) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(model) is not None
+
+
+@functools.cache
+def spacy_nouns(model: str = DEFAULT_MODEL) -> NounTagger:
+    """A tagger on spaCy's ``model`` (loaded once per process)."""
+    import spacy
+
+    nlp = spacy.load(model)
+
+    def nouns(title: str) -> list[str]:
+        return [token.text.lower() for token in nlp(title) if token.pos_ in NOUN_TAGS]
+
+    return nouns
+
+
+def noun_tagger(model: str | None = DEFAULT_MODEL) -> NounTagger:
+    """spaCy's ``model`` when it is installed, else `word_nouns` (with one warning); None asks for the fallback."""
+    if model is not None and model_installed(model):
+        return spacy_nouns(model)
+    if model is not None:
+        logger.warning("spaCy model %s is not installed (python -m spacy download %s): the WebShop reward's "
+                       "title nouns come from the word fallback", model, model)
+    return word_nouns

@@ -1,0 +1,118 @@
+"""Reading WebShop's data files: products, sale prices, goals and splits, as WebShop's loader builds them."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from strata.envs.webshop.catalog import (
+    NO_PRICE_CAP,
+    build_catalog,
+    load_catalog,
+    load_products,
+    parse_pricing,
+    price_cap,
+)
+from strata.envs.webshop.generate import write_catalog
+
+
+def raw(asin: str, **changes) -> dict:
+    base = {"asin": asin, "name": "Acme Shorts", "category": "fashion", "query": " Men's Shorts ",
+            "product_category": "Clothing › Men › Shorts", "full_description": "Shorts.",
+            "small_description": ["Machine wash."], "pricing": "$20.00",
+            "customization_options": {"Color": [{"value": " Navy/Blue ", "image": None}, {"value": "Red"}],
+                                      "Size": [{"value": "L"}], "Style": None},
+            "images": ["x.jpg"]}
+    return base | changes
+
+
+@pytest.mark.parametrize(("pricing", "prices", "tag"), [
+    (None, (100.0,), "$100.0"),
+    ("", (100.0,), "$100.0"),
+    ("$12.99", (12.99,), "$12.99"),
+    ("$15.00", (15.0,), "$15.0"),
+    ("$5.00 - $9.99", (5.0, 9.99), "$5.0 to $9.99"),
+    ("$1,299.00 - $1,499.00 - $2.00", (1299.0, 1499.0), "$1299.0 to $1499.0"),
+])
+def test_prices_are_read_as_webshop_reads_them(pricing, prices, tag) -> None:
+    assert parse_pricing(pricing) == (prices, tag)
+
+
+def test_a_product_record() -> None:
+    attributes = {"B1": {"attributes": ["machine wash"], "instruction": "Find me shorts",
+                         "instruction_attributes": ["machine wash"]}}
+    products = load_products([raw("B1", small_description="One bullet."), raw("B2")], attributes)
+    first, second = products["B1"], products["B2"]
+    assert first.options == {"color": ("navy | blue", "red"), "size": ("l",)}  # lower-cased, "/" -> " | "
+    assert first.query == "men's shorts" and first.bullet_points == ("One bullet.",)
+    assert (first.attributes, first.instruction, first.instruction_attributes) == (
+        ("machine wash",), "Find me shorts", ("machine wash",))
+    assert second.attributes == ("DUMMY_ATTR",) and second.instruction is None
+
+
+def test_asins_webshop_skips() -> None:
+    products = load_products([raw("nan"), raw("B12345678901"), raw("B1", name="first"), raw("B1", name="second"),
+                              raw("B2")], {})
+    assert list(products) == ["B1", "B2"] and products["B1"].title == "first"
+    assert list(load_products([raw("B1"), raw("B2")], {}, num_products=1)) == ["B1"]
+
+
+def test_price_caps() -> None:
+    rng = random.Random(0)
+    caps = {price_cap(23.5, rng)[0] for _ in range(200)}
+    assert caps == {40.0, 50.0, 60.0}  # the larger of two of 30, 40, 50, 60
+    cap, clause = price_cap(23.5, random.Random(1))
+    assert clause == f", and price lower than {cap:.2f} dollars"
+    assert price_cap(975.0, rng) == (990.0, ", and price lower than 990.00 dollars")  # 980 and 990 above it
+    assert price_cap(985.0, rng) == (NO_PRICE_CAP, "")  # only 990 above it
+
+
+def test_synthetic_goals_one_per_option_combination() -> None:
+    attributes = {"B1": {"attributes": ["machine wash", "cotton"], "instruction": "Find me shorts",
+                         "instruction_attributes": ["machine wash"]},
+                  "B2": {"attributes": ["cotton"], "instruction": "Find me a shirt",
+                         "instruction_attributes": ["cotton"]}}
+    catalog = build_catalog([raw("B1"), raw("B2", customization_options=None)], attributes, None, goals="synthetic")
+    goals = sorted(catalog.goals, key=lambda g: (g.asin, g.options))
+    assert [g.options for g in goals] == [(("color", "navy | blue"), ("size", "l")), (("color", "red"), ("size", "l")),
+                                          ()]
+    cap = goals[0].price_upper
+    assert goals[0].instruction_text == (
+        f"Find me shorts with color: navy | blue, and size: l, and price lower than {cap:.2f} dollars")
+    assert goals[2].instruction_text.startswith("Find me a shirt, and price lower than")
+    # weight: the mean over a goal's attributes of 1 / (goals naming it): "machine wash" is in 2 goals, "cotton" in 1
+    assert [g.weight for g in goals] == [0.5, 0.5, 1.0]
+    assert goals[0].name == "Acme Shorts" and goals[0].query == "men's shorts"
+
+
+def test_human_goals_and_the_fixed_goal_order(tmp_path: Path) -> None:
+    write_catalog(tmp_path, num_products=30, seed=3)
+    one, other = load_catalog(tmp_path, seed=0), load_catalog(tmp_path, seed=1)
+    assert len(one.goals) == 60  # two human instructions a product
+    # The order comes from the seed-233 shuffle alone; the seed only moves sale prices and price caps.
+    assert [(g.asin, g.options) for g in one.goals] == [(g.asin, g.options) for g in other.goals]
+    assert [g.price_upper for g in one.goals] != [g.price_upper for g in other.goals]
+    human = json.loads((tmp_path / "items_human_ins.json").read_text())
+    first = one.goals[0]
+    record = next(r for r in human[first.asin] if r["instruction_options"] == list(first.options)
+                  and r["instruction_attributes"] == list(first.attributes))
+    assert first.instruction_text.startswith(record["instruction"].strip("."))
+
+
+def test_splits(tmp_path: Path) -> None:
+    catalog = load_catalog(write_catalog(tmp_path, num_products=1000))
+    assert len(catalog.goals) == 2000
+    assert (catalog.split("test"), catalog.split("valid"), catalog.split("train")) == (
+        range(0, 500), range(500, 1500), range(1500, 2000))
+    with pytest.raises(ValueError, match="unknown WebShop split 'dev'; valid: test, valid, train"):
+        catalog.split("dev")
+
+
+def test_a_folder_without_the_files_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="holds none of items_shuffle_1000.json, items_shuffle.json"):
+        load_catalog(tmp_path)
+    with pytest.raises(ValueError, match="unknown WebShop goals 'mixed'; valid: human, synthetic"):
+        build_catalog([], {}, None, goals="mixed")
