@@ -14,8 +14,7 @@ from typing import Any, Protocol
 
 from strata.envs.errors import UnknownNameError
 from strata.envs.records import EpisodeOutcome
-from strata.envs.sciworld.tasks import TASK_TYPES as SCIWORLD_SUBTASKS
-from strata.envs.tasks import SUBTASKS
+from strata.envs.tasks import ENVIRONMENT_SUBTASKS, SUBTASKS
 
 AVERAGE = "average"
 
@@ -95,8 +94,8 @@ def success_table(records: Iterable[EpisodeRecord]) -> SuccessTable:
     """Success rate and mean episode length, overall and per subtask, from what the episodes did."""
     records = list(records)
     names = {r.subtask for r in records}
-    # One environment's subtasks, in its order: ALFWorld's six, or ScienceWorld's 30 task types.
-    subtasks = SCIWORLD_SUBTASKS if names and names <= set(SCIWORLD_SUBTASKS) else SUBTASKS
+    # One environment's subtasks, in its order: ALFWorld's six, ScienceWorld's 30 task types, or WebShop's one.
+    subtasks = next((s for s in ENVIRONMENT_SUBTASKS.values() if names and names <= set(s)), SUBTASKS)
     unknown = sorted(names - set(subtasks))
     if unknown:
         raise UnknownNameError(f"records with unknown subtasks {unknown}; known: {', '.join(subtasks)}")

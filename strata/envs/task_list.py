@@ -17,8 +17,6 @@ from strata.envs.errors import EnvError, TaskListError
 from strata.envs.sciworld.tasks import parse_game_id
 from strata.envs.tasks import Task
 
-DATA_SOURCE = "alfworld"
-SCIWORLD_DATA_SOURCE = "sciworld"
 AGENT_NAME = "strata_agent"
 COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
 
@@ -27,7 +25,8 @@ def task_row(task: Task) -> dict[str, Any]:
     """One parquet row for ``task`` (reads the task description from its game file).
 
     A ScienceWorld game has no file: its row says task type and variation (also in ``extra_info``), since
-    its goal sentence exists only once the simulator has loaded the variation.
+    its goal sentence exists only once the simulator has loaded the variation. A WebShop row says which goal
+    (its instruction needs the catalogue loaded).
     """
     extra_info = {
         "game_file": task.game_file,
@@ -40,10 +39,12 @@ def task_row(task: Task) -> dict[str, Any]:
         variation = parse_game_id(task.game_file)[1]
         description = f"ScienceWorld task {task.task_type}, variation {variation}"
         extra_info["variation"] = variation
+    elif task.environment == "webshop":
+        description = f"WebShop goal {task.name}"
     else:
         description = task_description_of_game(task.game_file)
     return {
-        "data_source": SCIWORLD_DATA_SOURCE if task.is_sciworld else DATA_SOURCE,
+        "data_source": task.environment,
         "prompt": [{"role": "user", "content": description}],
         "agent_name": AGENT_NAME,
         "extra_info": extra_info,
@@ -84,7 +85,7 @@ def read_task_list(path: str | Path) -> list[Task]:
             )
         except (KeyError, TypeError, ValueError, EnvError) as exc:
             raise TaskListError(f"{source}: row {row} has a bad extra_info ({exc}); rebuild the task list") from exc
-        if not task.is_sciworld and not Path(task.game_file).is_file():
+        if task.has_game_file and not Path(task.game_file).is_file():
             raise TaskListError(
                 f"{source}: row {row} names {task.game_file}, which does not exist; "
                 "re-run `strata prepare-data` where the games are now"
@@ -95,10 +96,14 @@ def read_task_list(path: str | Path) -> list[Task]:
 
 def task_list_digest(tasks: Sequence[Task]) -> str:
     """SHA-256 of ``tasks`` in their order, from what each game is (an ALFWorld game file's bytes, a ScienceWorld
-    task and variation id), not where it lies: the same evaluation set gives the same digest on every machine,
-    and another membership or order gives another. Evaluations that differ in it are not comparable."""
+    task and variation id, a WebShop goal's kind and index; not yet the WebShop catalogue's contents), not where it
+    lies: the same evaluation set gives the same digest on every machine, and another membership or order gives
+    another. Evaluations that differ in it are not comparable."""
     digest = hashlib.sha256()
     for task in tasks:
-        game = task.game_file if task.is_sciworld else hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
+        if task.has_game_file:
+            game = hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
+        else:
+            game = task.name if task.environment == "webshop" else task.game_file
         digest.update(f"{task.task_type}\t{game}\n".encode())
     return digest.hexdigest()

@@ -4,7 +4,8 @@ ALFWorld names its six task types after ALFRED's goal library; the StraTA paper 
 reports them under short subtask names. The mapping lives here once; every other module asks it.
 
 A `Task` is a ScienceWorld game too (`strata.envs.sciworld.tasks`): its task type is one of ScienceWorld's
-30, which is also its subtask, and its ``game_file`` is a game id (``sciworld:<task type>:<variation>``).
+30, which is also its subtask, and its ``game_file`` is a game id (``sciworld:<task type>:<variation>``); or a
+WebShop goal (`strata.envs.webshop.tasks`): task type ``webshop``, game id ``webshop:<goals>:<index>:<folder>``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from strata.envs.errors import UnknownNameError
 from strata.envs.sciworld import tasks as sciworld_tasks
+from strata.envs.webshop import tasks as webshop_tasks
 
 # ALFWorld task type -> StraTA subtask, in the order ALFWorld numbers them (alfred_tw_env.TASK_TYPES 1..6).
 TASK_TYPE_TO_SUBTASK: dict[str, str] = {
@@ -32,8 +34,12 @@ SUBTASKS: tuple[str, ...] = tuple(SUBTASK_TO_TASK_TYPE)
 # The splits of ALFWorld's `json_2.1.1/` folder: training games, and the in- / out-of-distribution
 # evaluation sets (140 and 134 games in the released data).
 SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
-# Every split a command may name: ALFWorld's, then ScienceWorld's (train, valid = its dev, test), once each.
-ALL_SPLITS: tuple[str, ...] = tuple(dict.fromkeys(SPLITS + sciworld_tasks.SPLITS))
+# Every split a command may name: ALFWorld's, then ScienceWorld's and WebShop's (train, valid, test), once each.
+ALL_SPLITS: tuple[str, ...] = tuple(dict.fromkeys(SPLITS + sciworld_tasks.SPLITS + webshop_tasks.SPLITS))
+# Each environment's subtasks, in the order its tables list them.
+ENVIRONMENT_SUBTASKS: dict[str, tuple[str, ...]] = {
+    "alfworld": SUBTASKS, "sciworld": sciworld_tasks.TASK_TYPES, "webshop": webshop_tasks.TASK_TYPES,
+}
 
 
 def subtask_of(task_type: str) -> str:
@@ -78,9 +84,9 @@ class Task:
     """One ALFWorld or ScienceWorld game to play: everything the trainer and the pool need to start an episode.
 
     Args:
-        game_file: absolute path of the game's ``game.tw-pddl``; for ScienceWorld its game id.
-        task_type: ALFWorld task type (one of `TASK_TYPES`) or ScienceWorld task type.
-        split: the split the game was read from (one of `SPLITS`; ScienceWorld: train, valid, test).
+        game_file: absolute path of the game's ``game.tw-pddl``; for ScienceWorld and WebShop its game id.
+        task_type: ALFWorld task type (one of `TASK_TYPES`), ScienceWorld task type, or ``webshop``.
+        split: the split the game was read from (one of `SPLITS`; ScienceWorld and WebShop: train, valid, test).
         index: position of the task in its split's sorted list, stable across runs.
     """
 
@@ -90,6 +96,10 @@ class Task:
     index: int = 0
 
     def __post_init__(self) -> None:
+        if self.environment == "webshop":
+            webshop_tasks.check_split(self.split)
+            webshop_tasks.parse_game_id(self.game_file)
+            return
         if self.is_sciworld:
             sciworld_tasks.check_split(self.split)
             if sciworld_tasks.parse_game_id(self.game_file)[0] != self.task_type:
@@ -101,17 +111,33 @@ class Task:
             raise ValueError(f"Task.game_file must be an absolute path, got {self.game_file!r}")
 
     @property
+    def environment(self) -> str:
+        """``alfworld``, ``sciworld`` or ``webshop``: the pool engine that plays this task."""
+        if self.task_type == webshop_tasks.TASK_TYPE:
+            return "webshop"
+        return "sciworld" if self.task_type in sciworld_tasks.TASK_TYPES else "alfworld"
+
+    @property
     def is_sciworld(self) -> bool:
-        return self.task_type in sciworld_tasks.TASK_TYPES
+        return self.environment == "sciworld"
+
+    @property
+    def has_game_file(self) -> bool:
+        """Whether ``game_file`` is a file (ALFWorld) rather than a game id."""
+        return self.environment == "alfworld"
 
     @property
     def subtask(self) -> str:
-        """Short StraTA subtask name: pick, look, clean, heat, cool or pick2; ScienceWorld: the task type."""
-        return self.task_type if self.is_sciworld else TASK_TYPE_TO_SUBTASK[self.task_type]
+        """Short StraTA subtask name: pick, look, clean, heat, cool or pick2; ScienceWorld, WebShop: the task type."""
+        return TASK_TYPE_TO_SUBTASK[self.task_type] if self.has_game_file else self.task_type
 
     @property
     def name(self) -> str:
-        """``<task folder>/<trial folder>``, the way ALFWorld identifies a game; ``<task type>/<variation>``."""
+        """``<task folder>/<trial folder>``, the way ALFWorld identifies a game; ``<task type>/<variation>``;
+        ``<goals>/<goal index>``."""
+        if self.environment == "webshop":
+            _, goals, index = webshop_tasks.parse_game_id(self.game_file)
+            return f"{goals}/{index}"
         if self.is_sciworld:
             return "/".join(map(str, sciworld_tasks.parse_game_id(self.game_file)))
         trial = Path(self.game_file).parent

@@ -41,15 +41,19 @@ def _error_text(exc: BaseException, game_file: str) -> str:
 
 
 def engine_kind(name: str) -> tuple[Any, Any]:
-    """(engine class, session class) of environment ``name`` ("alfworld" or "sciworld"), imported here so a
-    worker imports only its own engine. Both pairs have the interface `WorkerState` uses."""
+    """(engine class, session class) of environment ``name`` ("alfworld", "sciworld" or "webshop"), imported here
+    so a worker imports only its own engine. Every pair has the interface `WorkerState` uses."""
     if name == "sciworld":
         from strata.envs.sciworld.engine import SciWorldEngine, SciWorldSession
 
         return SciWorldEngine, SciWorldSession
+    if name == "webshop":
+        from strata.envs.webshop.engine import WebShopEngine, WebShopSession
+
+        return WebShopEngine, WebShopSession
     if name == "alfworld":
         return AlfworldEngine, GameSession
-    raise ValueError(f"unknown engine {name!r}; valid: alfworld, sciworld")
+    raise ValueError(f"unknown engine {name!r}; valid: alfworld, sciworld, webshop")
 
 
 class WorkerState:

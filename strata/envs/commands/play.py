@@ -15,6 +15,7 @@ from strata.envs.errors import EnvError
 from strata.envs.policies import POLICY_HELP, POLICY_NAMES
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
 from strata.envs.tasks import ALL_SPLITS, SPLITS, SUBTASKS
+from strata.envs.webshop.tasks import DEFAULT_MAX_STEPS as WEBSHOP_MAX_STEPS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
@@ -22,23 +23,27 @@ EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split v
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", choices=POLICY_NAMES, required=True,
                         help="; ".join(f"{name}: {what}" for name, what in POLICY_HELP.items()))
-    parser.add_argument("--env", choices=("alfworld", "sciworld"), default="alfworld")
+    parser.add_argument("--env", choices=("alfworld", "sciworld", "webshop"), default="alfworld")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games)")
+    source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games); "
+                        "WebShop: its data/ folder or one `strata make-webshop` wrote")
     source.add_argument("--task-list", help="a parquet task list written by `strata prepare-data`")
     source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
     parser.add_argument(
         "--split", choices=ALL_SPLITS, default=None,
         help=f"ALFWorld: {'/'.join(SPLITS)} (with --data-path or --bundled; default valid_seen); "
-        f"ScienceWorld: {'/'.join(SCIWORLD_SPLITS)} (default valid)",
+        f"ScienceWorld and WebShop: {'/'.join(SCIWORLD_SPLITS)} (default valid; WebShop: test)",
     )
-    parser.add_argument("--per-task-type", type=positive_int, help="ScienceWorld: the first N variations per task type")
+    parser.add_argument("--per-task-type", type=positive_int,
+                        help="ScienceWorld: the first N variations per task type; WebShop: the first N goals")
+    parser.add_argument("--goals", choices=("human", "synthetic"), default="human", help="WebShop's goal kind")
     parser.add_argument(
         "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
     )
     parser.add_argument("--out", help="write the table, metrics and every episode's outcome here (JSON)")
     parser.add_argument("--num-workers", type=positive_int, default=2)
-    parser.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS)
+    parser.add_argument("--max-steps", type=positive_int, default=None,
+                        help=f"episode horizon (default {DEFAULT_MAX_STEPS}; WebShop {WEBSHOP_MAX_STEPS})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random policy")
 
 
@@ -58,23 +63,31 @@ def run(args: argparse.Namespace) -> int:
             from strata.envs.sciworld.prepare import sciworld_tasks
 
             tasks = sciworld_tasks(args.split or "valid", task_types, args.per_task_type)
+        elif args.env == "webshop" and args.data_path:
+            from strata.envs.webshop.prepare import webshop_tasks
+
+            tasks = webshop_tasks(args.data_path, args.split or "test", args.goals, args.per_task_type)
         elif args.bundled or args.data_path:
             tasks = load_split(bundled_data_path() if args.bundled else args.data_path,
                                args.split or "valid_seen", task_types)
         else:
             print("error: give --data-path, --task-list or --bundled (or --env sciworld)")
             return 2
-    except EnvError as exc:
+    except (EnvError, OSError) as exc:
         print(f"error: {exc}")
         return 2
     began = time.perf_counter()
-    with EnvPool(num_workers=args.num_workers, max_steps=args.max_steps, engine=args.env) as pool:
+    max_steps = args.max_steps or (WEBSHOP_MAX_STEPS if args.env == "webshop" else DEFAULT_MAX_STEPS)
+    with EnvPool(num_workers=args.num_workers, max_steps=max_steps, engine=args.env) as pool:
         outcomes = asyncio.run(play_tasks(pool, tasks, args.policy, seed=args.seed))
     table = success_table(outcomes)
     reasons = end_reasons(outcomes)
     print(f"{args.policy} policy, {len(tasks)} games, {time.perf_counter() - began:.1f}s")
     print(table.format(played_only=bool(task_types)))  # only the task types asked for
     print("end reasons: " + ", ".join(f"{why} {n}" for why, n in reasons.items()))
+    scores = [o.score for o in outcomes if o.score is not None]
+    if scores:  # ScienceWorld's and WebShop's own metric: the mean final score x 100
+        print(f"mean score: {100 * sum(scores) / len(scores):.1f}")
     if args.out:
         report = {
             "policy": args.policy,

@@ -1,5 +1,5 @@
-"""`strata prepare-data`: build the trainer's task lists (one parquet per split) from ALFWorld data, or from
-ScienceWorld's variation splits (``--env sciworld``)."""
+"""`strata prepare-data`: build the trainer's task lists (one parquet per split) from ALFWorld data, from
+ScienceWorld's variation splits (``--env sciworld``) or from a WebShop catalogue's goals (``--env webshop``)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ EXAMPLE = "strata prepare-data --data-path $ALFWORLD_DATA --out data/alfworld"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--env", choices=("alfworld", "sciworld"), default="alfworld",
-                        help="sciworld: ScienceWorld's variation splits (train, valid = dev, test); no data folder")
+    parser.add_argument("--env", choices=("alfworld", "sciworld", "webshop"), default="alfworld",
+                        help="sciworld: ScienceWorld's variation splits (train, valid = dev, test); no data folder. "
+                        "webshop: the goals of the catalogue in --data-path (test 0-499, valid 500-1499, train)")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--data-path", help="folder holding json_2.1.1/ (what alfworld-download fills)")
+    source.add_argument("--data-path", help="folder holding json_2.1.1/ (what alfworld-download fills); WebShop: "
+                        "its data/ folder (items_shuffle*.json, items_ins_v2*.json, items_human_ins.json)")
     source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
     parser.add_argument("--out", required=True, help="folder for <split>.parquet")
     parser.add_argument("--splits", default=None, help=f"comma-separated splits (default {','.join(SPLITS)}; "
@@ -26,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-set", default=None, choices=("agentgym", "all"),
                         help="sciworld, without --task-types: agentgym (default: the 23 task types AgentGym's "
                         "ScienceWorld, which the StraTA code runs, keeps) or all 30")
+    parser.add_argument("--goals", choices=("human", "synthetic"), default="human",
+                        help="webshop: WebShop's human-written goals or its synthetic ones")
     parser.add_argument("--per-task-type", type=int, default=None,
                         help="sciworld: only the first N variations of each task type in each split (a small, "
                         "balanced validation list)")
@@ -37,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.env == "sciworld":
         return _run_sciworld(args)
+    if args.env == "webshop":
+        return _run_webshop(args)
     if not (args.bundled or args.data_path):
         print("error: give --data-path or --bundled (or --env sciworld)")
         return 2
@@ -84,4 +90,23 @@ def _run_sciworld(args: argparse.Namespace) -> int:
         return 2
     for split in prepared:
         print(f"{split.split:<6} {split.total:>6} variations, {len(split.counts_by_subtask)} task types  {split.path}")
+    return 0
+
+
+def _run_webshop(args: argparse.Namespace) -> int:
+    from strata.envs.webshop.prepare import prepare_webshop
+    from strata.envs.webshop.tasks import SPLITS as WEBSHOP_SPLITS
+
+    if not args.data_path:
+        print("error: give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
+        return 2
+    try:
+        prepared = prepare_webshop(args.data_path, args.out,
+                                   splits=[s for s in (args.splits or ",".join(WEBSHOP_SPLITS)).split(",") if s],
+                                   goals=args.goals)
+    except (EnvError, OSError) as exc:
+        print(f"error: {exc}")
+        return 2
+    for split in prepared:
+        print(f"{split.split:<6} {split.total:>6} {args.goals} goals  {split.path}")
     return 0

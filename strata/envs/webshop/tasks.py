@@ -1,0 +1,45 @@
+"""WebShop goals as `strata.envs.tasks.Task` records, without loading the catalogue.
+
+A WebShop goal has no file: a `Task` names it with a game id, ``webshop:<goals>:<index>:<catalogue folder>``
+(``goals`` human or synthetic, ``index`` its position in WebShop's goal order), in the field that holds an
+ALFWorld game's file, so task lists, the pool's start requests and episode records carry it unchanged. The
+folder comes last, so it may hold any character. Every goal's task type (and subtask) is ``webshop``: the
+paper and its peers report one WebShop score.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from strata.envs.errors import UnknownNameError
+
+GAME_ID_PREFIX = "webshop:"
+TASK_TYPE = "webshop"
+TASK_TYPES: tuple[str, ...] = (TASK_TYPE,)
+SPLITS: tuple[str, ...] = ("train", "valid", "test")  # as strata.envs.webshop.catalog.SPLITS names them
+DEFAULT_MAX_STEPS = 15  # the horizon verl-agent's WebShop recipes use (env.max_steps=15)
+
+
+def check_split(split: str) -> str:
+    if split not in SPLITS:
+        raise UnknownNameError(f"unknown WebShop split {split!r}; known splits: {', '.join(SPLITS)}")
+    return split
+
+
+def game_id(folder: str | Path, goals: str, index: int) -> str:
+    if index < 0:
+        raise ValueError(f"goal index must be >= 0, got {index}")
+    return f"{GAME_ID_PREFIX}{goals}:{index}:{Path(folder).resolve()}"
+
+
+def is_game_id(game: str) -> bool:
+    return game.startswith(GAME_ID_PREFIX)
+
+
+def parse_game_id(game: str) -> tuple[str, str, int]:
+    """(catalogue folder, goals, goal index) of a game id; raises `ValueError` naming a malformed one."""
+    parts = game.removeprefix(GAME_ID_PREFIX).split(":", 2)
+    if not is_game_id(game) or len(parts) != 3 or not parts[1].isdigit() or not parts[2]:
+        raise ValueError(f"{game!r} is not a WebShop game id ({GAME_ID_PREFIX}<goals>:<index>:<folder>)")
+    goals, index, folder = parts
+    return folder, goals, int(index)
