@@ -262,7 +262,8 @@ class StrataConfig:
         templates = self.prompts.templates()
         for name in ("action", "observation_turn"):
             _require("{strategy}" not in getattr(templates, name), f"prompts.{name}",
-                     "must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo or sciworld_grpo)",
+                     "must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo, sciworld_grpo or "
+                     "webshop_grpo)",
                      self.prompts.preset)
 
     @property

@@ -21,6 +21,8 @@ from typing import Any
 from strata.report.markdown import markdown_table
 from strata.report.schema import ALL_SUBTASKS, OVERALL, EvalResult, EvalSchemaError, read_json
 
+WEBSHOP = "webshop"  # its one subtask: a report of only WebShop goals scores WebShop's way
+
 
 @dataclass(frozen=True)
 class Row:
@@ -130,12 +132,14 @@ class EvalReport:
         caption = (f"Success rate (%) on `{self.split}` of {what}{step}, {len(self.seeds)} seed(s); "
                    f"± is the sample standard deviation across seeds.")
         table = caption + "\n\n" + markdown_table(header, rows)
-        if self.score:  # ScienceWorld: the paper reports the mean score, so it leads
+        if self.score:  # ScienceWorld and WebShop: the paper reports the mean score, so it leads
             scores = [[row.name, str(row.num_tasks), *map(SCORE, row.per_seed), SCORE.mean_std(row)]
                       for row in self.score]
-            table = (f"Mean score (0-100, the environment's progress score; a win scores 100, a lost game 0) on "
-                     f"`{self.split}` of {what}{step}, {len(self.seeds)} seed(s).\n\n" + markdown_table(header, scores)
-                     + self._agentgym_scores() + "\n\n" + table)
+            webshop = all(set(result.per_subtask) <= {WEBSHOP} for result in self.results)
+            meaning = ("WebShop's purchase reward x 100, as the paper and verl-agent report it" if webshop else
+                       "the environment's progress score; a win scores 100, a lost game 0")
+            table = (f"Mean score (0-100, {meaning}) on `{self.split}` of {what}{step}, {len(self.seeds)} seed(s).\n\n"
+                     + markdown_table(header, scores) + ("" if webshop else self._agentgym_scores()) + "\n\n" + table)
         if self.pass_at_k:
             k = len(self.seeds)
             table += (f"\n\nThe {k} seeds as {k} samples per task: avg@{k} (mean success over the samples) and "

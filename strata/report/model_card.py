@@ -96,6 +96,9 @@ ENVIRONMENTS: dict[str, Environment] = {
     "sciworld": Environment("ScienceWorld", "ScienceWorld science experiments", "scienceworld",
                             "ScienceWorld version: task variations and their train/dev/test split are the "
                             "simulator's own"),
+    "webshop": Environment("WebShop", "WebShop online shopping", "webshop",
+                           "WebShop catalogue (the 1,000-product or full set, human or synthetic goals) and the "
+                           "spaCy model of the reward's title nouns"),
     "magic_word": Environment("the magic-word game", "the magic-word toy game (StraTA's learning check)", "toy",
                               "game generator (`strata build-learning-check`)"),
 }

@@ -1,7 +1,8 @@
 """The environment the rollout plays, chosen by ``env.name``.
 
 ``alfworld`` (default) is the real engine in worker processes (`strata.envs.pool.EnvPool`); ``sciworld`` is
-ScienceWorld's simulator in the same pool (one JVM per worker, `strata.envs.sciworld`).
+ScienceWorld's simulator in the same pool (one JVM per worker, `strata.envs.sciworld`); ``webshop`` is WebShop's
+text site on a catalogue each worker loads once (`strata.envs.webshop`).
 ``magic_word`` is a one-decision toy (`strata.envs.magic_word`) whose success a tiny model can reach
 by chance; the learning check uses it to show that StraTA's advantages have the right sign.
 Both give ``async with env.episode(task) as episode`` with the same episode interface, and both map an
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-ENVIRONMENTS = ("alfworld", "sciworld", "magic_word")
+ENVIRONMENTS = ("alfworld", "sciworld", "webshop", "magic_word")
 
 
 @functools.cache
@@ -22,7 +23,7 @@ def make_environment(
     name: str, num_workers: int, step_timeout_s: float, max_steps: int, normalize_actions: bool = True
 ) -> Any:
     """One environment per agent-loop worker process, shared by all its concurrent episodes."""
-    if name in ("alfworld", "sciworld"):
+    if name in ("alfworld", "sciworld", "webshop"):
         from strata.envs.pool import EnvPool
 
         return EnvPool(

@@ -94,7 +94,7 @@ def test_unknown_keys_list_the_valid_ones(data: dict[str, Any], message: str) ->
         ({"max_tokens_per_response": 0}, "strata.max_tokens_per_response must be an integer >= 1"),
         ({"trajectory_rows": "per_turn"}, "strata.trajectory_rows must be one of multi_turn, per_step"),
         ({"prompts": {"history_window": -1}}, "strata.prompts.history_window must be null"),
-        ({"prompts": {"preset": "webshop"}}, "unknown prompt preset 'webshop'"),
+        ({"prompts": {"preset": "webarena"}}, "unknown prompt preset 'webarena'"),
         ({"prompts": {"action": "Act on {tsk}"}}, r"unknown placeholder\(s\) \['tsk'\]"),
     ],
 )

@@ -65,8 +65,8 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
         ({**GRPO, "judge": {"enable": True}},
          "strata.judge.enable must be false with strata.algorithm=grpo (the judge reviews a strategy), got True"),
         ({**GRPO, "prompts": {"preset": "alfworld"}},
-         "strata.prompts.action must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo or "
-         "sciworld_grpo), got 'alfworld'"),
+         "strata.prompts.action must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo, "
+         "sciworld_grpo or webshop_grpo), got 'alfworld'"),
         ({"judge": [0.1]}, "strata.judge must be a mapping of keys to values, got list"),
         ({"lenght_penalty": {}, "deltacoef": 1},
          "unknown key(s) strata.deltacoef, strata.lenght_penalty; valid keys under strata: algorithm, "

@@ -17,7 +17,7 @@ def sentences(text: str) -> list[str]:
     return [s for line in text.splitlines() for s in re.split(r"(?<=[.:])\s+", line.strip()) if s]
 
 
-@pytest.mark.parametrize("environment", ["alfworld", "sciworld", "alfworld_compact"])
+@pytest.mark.parametrize("environment", ["alfworld", "sciworld", "webshop", "alfworld_compact"])
 def test_a_grpo_preset_is_its_environment_s_without_the_strategy(environment):
     assert f"{environment}_grpo" in available_presets()
     strata = dataclasses.asdict(load_prompt_templates(environment))
@@ -31,5 +31,5 @@ def test_a_grpo_preset_is_its_environment_s_without_the_strategy(environment):
 
 
 def test_the_strata_preset_under_grpo_names_the_grpo_presets():
-    with pytest.raises(ValueError, match="alfworld_grpo or sciworld_grpo"):
+    with pytest.raises(ValueError, match="alfworld_grpo, sciworld_grpo or webshop_grpo"):
         StrataConfig.from_dict({**GRPO, "prompts": {"preset": "sciworld"}})

@@ -277,7 +277,7 @@ def test_presets_and_overrides(tmp_path: Path) -> None:
         ),
         ("alfworld", {"action": "{unclosed"}, "not a valid format string"),
         ("alfworld", {"stratgy": "x"}, "unknown templates \\['stratgy'\\]"),
-        ("webshop", None, "unknown prompt preset 'webshop'; shipped: alfworld"),
+        ("webarena", None, "unknown prompt preset 'webarena'; shipped: alfworld"),
         ("missing.yaml", None, "does not exist"),
     ],
 )

@@ -117,7 +117,7 @@ def test_prompt_fits_counts_the_chat_template_with_the_generation_prompt(qwen_to
 
 def test_presets_are_listed_and_a_base_is_inherited() -> None:
     assert available_presets() == ["alfworld", "alfworld_compact", "alfworld_compact_grpo", "alfworld_grpo",
-                                   "alfworld_reasoning", "sciworld", "sciworld_grpo"]
+                                   "alfworld_reasoning", "sciworld", "sciworld_grpo", "webshop", "webshop_grpo"]
     base, grpo = load_prompt_templates("alfworld"), load_prompt_templates("alfworld_grpo")
     assert grpo.judge == base.judge and grpo.action != base.action  # only the changed templates differ
 
@@ -134,9 +134,9 @@ def test_preset_files_and_overrides(tmp_path) -> None:
     ("preset", "overrides", "content", "message"),
     [
         ("missing.yaml", None, None, "prompt preset file missing.yaml does not exist"),
-        ("webshop", None, None, "unknown prompt preset 'webshop'; shipped: alfworld, alfworld_compact, "
-                                "alfworld_compact_grpo, alfworld_grpo, alfworld_reasoning, sciworld, sciworld_grpo "
-                                "(or give the path of a .yaml file)"),
+        ("webarena", None, None, "unknown prompt preset 'webarena'; shipped: alfworld, alfworld_compact, "
+                                 "alfworld_compact_grpo, alfworld_grpo, alfworld_reasoning, sciworld, sciworld_grpo, "
+                                 "webshop, webshop_grpo (or give the path of a .yaml file)"),
         ("list.yaml", None, "- a\n- b\n", "prompt preset 'list.yaml' must be a mapping of template names to strings"),
         ("part.yaml", None, "strategy: '{task}'\nhints: 'x'\n",
          "prompt preset 'part.yaml': unknown templates ['hints'], missing templates ['action', 'history', "

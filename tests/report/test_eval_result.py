@@ -154,3 +154,17 @@ def test_each_task_s_outcome_comes_from_the_validation_dumps(tmp_path, capsys):
                  "--out", str(tmp_path / "eval")]) == 0
     assert "no rollouts/ folder in" in capsys.readouterr().err
     assert EvalResult.load(tmp_path / "eval/eval_seed2.json").episodes is None
+
+
+def test_webshop_evaluations_lead_with_webshop_s_score(tmp_path):
+    """WebShop's score is its purchase reward x 100 (a wrong purchase keeps its partial credit): no AgentGym line."""
+    records = {"won": [1.0, 0.0], "subtask": ["webshop", "webshop"], "episode_length": [5, 7], "num_responses": [5, 7],
+               "num_well_formed": [5, 7], "num_admissible": [5, 6], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+    assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--split", "test", "--out", str(tmp_path)]) == 0
+    assert EvalResult.load(tmp_path / "eval_seed0.json").score == pytest.approx(0.75)
+    markdown = (tmp_path / "eval_seed0.md").read_text()
+    assert markdown.startswith("Mean score (0-100, WebShop's purchase reward x 100, as the paper and verl-agent "
+                               "report it) on `test`")
+    assert "| all | 2 | 75.00 | 75.00 |" in markdown and "AgentGym" not in markdown

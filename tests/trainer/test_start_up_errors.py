@@ -76,7 +76,8 @@ def test_resuming_from_a_step_without_actor_says_what_is_missing(capsys, tiny_mo
 
 @pytest.mark.parametrize(("override", "message"), [
     ("env.reward=progress", "env.reward='progress' is not a reward mode; valid: success, score, final_score"),
-    ("env.name=webshop", "env.name='webshop' is not an environment; valid: alfworld, sciworld, magic_word"),
+    ("env.name=webarena", "env.name='webarena' is not an environment; valid: alfworld, sciworld, webshop, "
+                          "magic_word"),
     ("run.dump.train_task_share=2", "run.dump.train_task_share must lie in [0, 1]"),
 ])
 def test_a_bad_env_or_dump_key_stops_before_ray_starts(capsys, override, message):

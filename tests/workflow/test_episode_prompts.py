@@ -53,6 +53,14 @@ def test_the_prompts_show_the_task_the_strategy_and_the_game(per_step, qwen_toke
     assert "look" in first  # among the admissible commands
     looked = trajectory.steps[0].observation
     assert looked and looked in server.prompts[1]  # the observation `look` produced is shown next
+    if not per_step:  # the environment's turn, whole: the step it asks for and the commands admissible now
+        async def admissible_after_look():
+            async with env_pool.episode(bundled_valid_tasks[0]) as env:
+                return (await env.step("look")).admissible_commands
+
+        listed = "\n".join(f"- {command}" for command in asyncio.run(admissible_after_look()))
+        turn = load_prompt_templates().observation_turn.format(step=2, observation=looked, admissible_actions=listed)
+        assert turn in server.prompts[1]
 
 
 @pytest.mark.parametrize(("our_cap", "reason"), [(50, "step_limit"), (51, "lost")])

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="webshop: WebShop's human-written goals or its synthetic ones")
     parser.add_argument("--per-task-type", type=int, default=None,
                         help="sciworld: only the first N variations of each task type in each split (a small, "
-                        "balanced validation list)")
+                        "balanced validation list); webshop: the first N goals of each split")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,10 +100,13 @@ def _run_webshop(args: argparse.Namespace) -> int:
     if not args.data_path:
         print("error: give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
         return 2
+    if args.per_task_type is not None and args.per_task_type < 1:
+        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}")
+        return 2
     try:
         prepared = prepare_webshop(args.data_path, args.out,
                                    splits=[s for s in (args.splits or ",".join(WEBSHOP_SPLITS)).split(",") if s],
-                                   goals=args.goals)
+                                   goals=args.goals, limit=args.per_task_type)
     except (EnvError, OSError) as exc:
         print(f"error: {exc}")
         return 2

@@ -36,6 +36,7 @@ CHECKS: dict[str, Check] = {
     "attention": packages.attention,
     "model": model.model,
     "tasks": inputs.task_lists,
+    "env": inputs.environment,
     "resume": inputs.resume,
     "wandb": machine.wandb_credentials,
     "disk": machine.disk,

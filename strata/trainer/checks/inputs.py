@@ -63,6 +63,25 @@ def check_env_and_run(config: DictConfig) -> None:
         raise ConfigError(str(err)) from err
 
 
+def environment(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    """What the environment needs beyond the project's install: for WebShop, spaCy's English model for the
+    reward's title nouns (a registry-less download; without it the documented word fallback scores them)."""
+    name = str(select(config, "env.name", "alfworld"))
+    if name != "webshop":
+        yield Level.OK, name
+        return
+    from strata.envs.webshop.nouns import DEFAULT_MODEL, model_installed
+
+    if model_installed(DEFAULT_MODEL):
+        yield Level.OK, f"webshop: the reward's title nouns from spaCy's {DEFAULT_MODEL}"
+        return
+    yield Level.WARNING, (
+        f"webshop: spaCy's {DEFAULT_MODEL} is not installed (python -m spacy download {DEFAULT_MODEL}): the reward's "
+        "title nouns come from the word fallback (strata/envs/webshop/nouns.py), whose agreement with the tagger "
+        "is unmeasured"
+    )
+
+
 # Counts verl's start-up validation does arithmetic on: a string there (`key=abc`) would be a TypeError.
 _VERL_INT_KEYS = (
     "data.train_batch_size", "data.dataloader_num_workers", "trainer.nnodes", "trainer.n_gpus_per_node",
