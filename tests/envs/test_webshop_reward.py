@@ -113,3 +113,15 @@ def test_the_type_term_multiplies_the_rest() -> None:
 
 def test_title_score_counts_repeated_goal_nouns_in_the_denominator() -> None:
     assert title_score("shorts", "shorts shorts cotton", every_word) == pytest.approx(1 / 3)
+
+
+def test_the_word_fallback_and_when_it_is_used(caplog) -> None:
+    from strata.envs.webshop.nouns import noun_tagger, word_nouns
+
+    assert word_nouns("The Soft Cotton Shorts for Men, 2-Pack") == ["soft", "cotton", "shorts", "men", "pack"]
+    assert noun_tagger(None) is word_nouns and not caplog.records
+    with caplog.at_level("WARNING", logger="strata.envs.webshop.nouns"):
+        assert noun_tagger("no_such_spacy_model") is word_nouns
+    assert [r.getMessage() for r in caplog.records] == [
+        "spaCy model no_such_spacy_model is not installed (python -m spacy download no_such_spacy_model): the "
+        "WebShop reward's title nouns come from the word fallback"]

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 
 from strata.trainer import doctor
 from strata.trainer.checks import Level, machine, packages, run_checks
-from strata.trainer.checks.inputs import task_lists
+from strata.trainer.checks.inputs import environment, task_lists
 from strata.trainer.checks.model import _config_params, lora_params, parameter_count
 from strata.trainer.checks.model import model as model_check
 from strata.trainer.config import ConfigError, load_config
@@ -447,3 +447,17 @@ def test_the_tiny_cpu_recipe_with_its_inputs_is_ok(tmp_path, tiny_model_dir):
     assert "strata doctor: OK" in out
     assert not (tmp_path / "checkpoints").exists()  # nothing ran
     print(f"doctor on {CPU_RECIPE}: {seconds:.1f} s wall")
+
+
+def test_the_env_check_says_whether_webshop_s_spacy_model_is_installed(monkeypatch):
+    from strata.envs.webshop import nouns
+
+    assert list(environment(OmegaConf.create({"env": {"name": "alfworld"}}))) == [(Level.OK, "alfworld")]
+    webshop = OmegaConf.create({"env": {"name": "webshop"}})
+    monkeypatch.setattr(nouns, "model_installed", lambda model: False)
+    [(level, message)] = environment(webshop)
+    assert level is Level.WARNING and message.startswith(
+        "webshop: spaCy's en_core_web_lg is not installed (python -m spacy download en_core_web_lg): the reward's "
+        "title nouns come from the word fallback")
+    monkeypatch.setattr(nouns, "model_installed", lambda model: model == "en_core_web_lg")
+    assert list(environment(webshop)) == [(Level.OK, "webshop: the reward's title nouns from spaCy's en_core_web_lg")]
