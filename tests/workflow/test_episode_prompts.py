@@ -61,6 +61,12 @@ def test_the_prompts_show_the_task_the_strategy_and_the_game(per_step, qwen_toke
         listed = "\n".join(f"- {command}" for command in asyncio.run(admissible_after_look()))
         turn = load_prompt_templates().observation_turn.format(step=2, observation=looked, admissible_actions=listed)
         assert turn in server.prompts[1]
+        # and the whole row so far is the chat template's own rendering of the three turns (no stray closing token)
+        first_user = server.prompts[0].split("<|im_start|>user\n", 1)[1].split("<|im_end|>", 1)[0]
+        messages = [{"role": "user", "content": first_user}, {"role": "assistant", "content": "<action>look</action>"},
+                    {"role": "user", "content": turn}]
+        assert server.prompts[1] == qwen_tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                                       tokenize=False)
 
 
 @pytest.mark.parametrize(("our_cap", "reason"), [(50, "step_limit"), (51, "lost")])
