@@ -29,15 +29,16 @@ def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
     assert config["actor_rollout_ref"]["rollout"]["seed"] == 3
     val = config["actor_rollout_ref"]["rollout"]["val_kwargs"]
     assert (val["temperature"], val["top_p"], val["top_k"], val["n"]) == (0.7, 0.8, 20, 1)
-    assert config["env"]["max_steps"] == 50
+    assert config["env"]["max_steps"] == HORIZONS[config["env"]["name"]]
     assert config["data"]["val_files"].endswith(f"/{EVALUATION_SPLITS[config['env']['name']]}.parquet")
     # The evaluation's config.yaml and episode dumps go to its own folder, never into the training run's.
     assert config["run"]["dir"] != config["trainer"]["default_local_dir"] and config["run"]["dump"]["validation"]
 
 
 # The split each environment's evaluation recipes evaluate by default: ALFWorld's in-distribution evaluation
-# set, ScienceWorld's held-out test variations.
-EVALUATION_SPLITS = {"alfworld": "valid_seen", "sciworld": "test"}
+# set, ScienceWorld's held-out test variations, WebShop's 500 test goals; and each one's horizon H.
+EVALUATION_SPLITS = {"alfworld": "valid_seen", "sciworld": "test", "webshop": "test"}
+HORIZONS = {"alfworld": 50, "sciworld": 50, "webshop": 15}
 
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-") and "alfworld" in r])
@@ -50,7 +51,7 @@ def test_alfworld_evaluations_take_the_unseen_split_with_one_variable(recipe):
     assert {key for key in seen if seen[key] != unseen.get(key)} - {"run.dir"} == {"data.val_files"}
 
 
-@pytest.mark.parametrize("environment", ["alfworld-text", "sciworld"])
+@pytest.mark.parametrize("environment", ["alfworld-text", "sciworld", "webshop"])
 def test_the_gpu_recipes_differ_only_in_infrastructure(environment):
     small = flatten(resolve(f"train-strata-{environment}-qwen2.5-1.5b.sh"))
     large = flatten(resolve(f"train-strata-{environment}-qwen2.5-7b.sh"))
@@ -66,7 +67,8 @@ GRPO_KEYS = {"strata.algorithm": "grpo", "strata.num_stras_per_run": 1, "strata.
 
 
 @pytest.mark.parametrize(("environment", "preset"),
-                         [("alfworld-text", "alfworld_grpo"), ("sciworld", "sciworld_grpo")])
+                         [("alfworld-text", "alfworld_grpo"), ("sciworld", "sciworld_grpo"),
+                          ("webshop", "webshop_grpo")])
 @pytest.mark.parametrize("size", ["1.5b", "7b"])
 def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(environment, preset, size):
     strata = flatten(resolve(f"train-strata-{environment}-qwen2.5-{size}.sh"))
@@ -120,6 +122,8 @@ MODELS = {  # recipe: (parameters, layers, KV heads, head dim, CPU cores of its 
     "train-strata-alfworld-text-qwen2.5-7b-lora.sh": (7.62e9, 28, 4, 128, 64),  # 2x A100
     "train-strata-sciworld-qwen2.5-1.5b.sh": (1.54e9, 28, 2, 128, 64),  # 2x A100
     "train-strata-sciworld-qwen2.5-7b.sh": (7.62e9, 28, 4, 128, 128),  # 8x A100
+    "train-strata-webshop-qwen2.5-1.5b.sh": (1.54e9, 28, 2, 128, 64),  # 2x A100
+    "train-strata-webshop-qwen2.5-7b.sh": (7.62e9, 28, 4, 128, 128),  # 8x A100
 }
 
 
@@ -155,6 +159,16 @@ def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
     # AgentGym's reward (the simulator's score as the episode left it, /100), which the StraTA code trains on;
     # env.reward=success is the spec's outcome reward.
     assert config["env"]["reward"] == "final_score"
+
+
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if "-webshop-" in r])
+def test_webshop_recipes_play_webshop_with_its_prompts(recipe):
+    config = resolve(recipe, *recipe_args(recipe))
+    preset = "webshop_grpo" if "-grpo-" in recipe else "webshop"
+    assert config["env"]["name"] == "webshop" and config["strata"]["prompts"]["preset"] == preset
+    assert config["env"]["max_steps"] == (4 if "tiny" in recipe else 15) and config["env"]["reward"] == "success"
+    if "-qwen2.5-" in recipe and recipe.startswith("train-"):
+        assert config["data"]["val_files"].endswith("/100/valid.parquet")  # the first 100 valid goals
 
 
 GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# strata-recipe: train
+# StraTA on WebShop with Qwen2.5-1.5b-Instruct on one node of 2 GPUs (2x A100 80GB): the ALFWorld
+# recipe's infrastructure with `+environment=webshop` (configs/environment/webshop.yaml: env.name=webshop,
+# H=15 as verl-agent's WebShop recipes, the webshop prompt preset, env.reward=success; add env.reward=score to
+# train on WebShop's reward itself). Success rate and score (mean reward x 100) are both logged.
+#
+#   # once: WebShop's data/ folder from its setup.sh (items_shuffle_1000.json, items_ins_v2_1000.json,
+#   # items_human_ins.json), or `strata make-webshop --out $WEBSHOP_DATA` for a generated catalogue
+#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --out "$DATA"          # train/valid/test
+#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --splits valid --per-task-type 100 --out "$DATA/100"
+#   bash recipes/train-strata-webshop-qwen2.5-1.5b.sh                                    # train
+#
+# Goals: WebShop's human goals in its own order (goals 0-499 test, 500-1499 valid, the rest train); validation
+# every 10 steps plays the first 100 valid goals; the evaluation recipes play the 500 test goals.
+# Row budget: the ALFWorld recipe's, 2048 + 30720 tokens. A WebShop page turn is a few hundred tokens (a results
+# page: 10 titles and their clicks); 15 steps of the longest pages with 512-token responses stay far inside it
+# (tests/recipes/test_webshop_episode_budget.py plays them on a catalogue of long titles and descriptions).
+# Algorithm and optimisation keys live in configs/strata_trainer.yaml; this script sets infrastructure only.
+# Extra Hydra overrides pass through ("$@").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DATA=${DATA:-$HOME/data/strata-webshop}
+DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-webshop-qwen2.5-1.5b} \
+  exec bash recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh \
+  +environment=webshop \
+  data.val_files="$DATA/100/valid.parquet" \
+  trainer.experiment_name=strata-webshop-qwen2.5-1.5b \
+  "$@"
