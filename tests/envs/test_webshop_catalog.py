@@ -116,3 +116,25 @@ def test_a_folder_without_the_files_says_what_to_do(tmp_path: Path) -> None:
         load_catalog(tmp_path)
     with pytest.raises(ValueError, match="unknown WebShop goals 'mixed'; valid: human, synthetic"):
         build_catalog([], {}, None, goals="mixed")
+
+
+def test_the_full_set_s_file_names_and_fields_as_webshop_s_setup_downloads_them(tmp_path: Path, capsys) -> None:
+    """A tree in WebShop's data/ layout with the full set's file names and the scraped fields WebShop drops."""
+    from strata.cli import main
+
+    products = [raw(f"B{i:09d}", brand="Acme", list_price="$30.00", product_information={"Weight": "1 lb"},
+                    pricing=["$20.00", "$12.50 - $19.99", None][i % 3]) for i in range(3)]
+    (tmp_path / "items_shuffle.json").write_text(json.dumps(products))
+    (tmp_path / "items_ins_v2.json").write_text(json.dumps({p["asin"]: {"attributes": ["machine wash"]}
+                                                            for p in products}))
+    human = {p["asin"]: [{"asin": p["asin"], "instruction": "i need shorts.", "worker_id": "w",
+                          "instruction_attributes": ["machine wash"], "instruction_options": ["red"]}]
+             for p in products}
+    (tmp_path / "items_human_ins.json").write_text(json.dumps(human))
+    catalog = load_catalog(tmp_path)
+    assert [p.price_tag for p in catalog.products.values()] == ["$20.0", "$12.5 to $19.99", "$100.0"]
+    assert len(catalog.goals) == 3 and all(g.instruction_text.startswith("i need shorts, and price lower than")
+                                           for g in catalog.goals)
+    assert main(["prepare-data", "--env", "webshop", "--data-path", str(tmp_path), "--out", str(tmp_path / "lists"),
+                 "--splits", "test"]) == 0
+    assert capsys.readouterr().out.startswith("test        3 human goals")
