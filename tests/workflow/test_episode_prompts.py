@@ -109,3 +109,25 @@ def test_per_step_prompts_drop_the_oldest_steps_to_fit_the_prompt_budget(qwen_to
     bounded = play(budget)
     assert bounded.lengths[:3] == unbounded.lengths[:3] and max(bounded.lengths) <= budget
     assert "[Step 5] Action: look" in bounded.prompts[5] and "[Step 1] Action: look" not in bounded.prompts[5]
+
+
+def test_the_judge_prompt_omits_old_observations_to_fit_the_prompt_budget(qwen_tokenizer, bundled_valid_tasks,
+                                                                           env_pool):
+    def judged(prompt_tokens: int) -> RecordingServer:
+        server = RecordingServer(qwen_tokenizer)
+        policy = Policy(server, ChatTokens(qwen_tokenizer), {"temperature": 1.0}, 32)
+        limits = EpisodeLimits(max_steps=4, response_budget=1 << 20, prompt_tokens=prompt_tokens)
+
+        async def run():
+            async with env_pool.episode(bundled_valid_tasks[0]) as env:
+                return await Episode(env, STRATEGY, policy, load_prompt_templates(), limits, judge=True).run()
+
+        assert asyncio.run(run()).num_steps == 4 and len(server.prompts) == 5  # 4 actions, then the judge
+        return server
+
+    whole = judged(1 << 20)
+    assert "(omitted)" not in whole.prompts[-1]
+    budget = whole.lengths[-1] - 1  # one token short of the whole episode
+    cut = judged(budget)
+    assert "(omitted)" in cut.prompts[-1] and cut.lengths[-1] <= budget
+    assert cut.prompts[-1].count("Action: look") == 4  # actions are what is judged: all kept
