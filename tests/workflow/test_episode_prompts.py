@@ -126,7 +126,13 @@ def test_the_judge_prompt_omits_old_observations_to_fit_the_prompt_budget(qwen_t
         return server
 
     whole = judged(1 << 20)
-    assert "(omitted)" not in whole.prompts[-1]
+    assert "(omitted)" not in whole.prompts[-1] and STRATEGY in whole.prompts[-1]
+
+    async def task_of_the_game():
+        async with env_pool.episode(bundled_valid_tasks[0]) as env:
+            return env.task_description
+
+    assert f"The agent's task was to: {asyncio.run(task_of_the_game())}\n" in whole.prompts[-1]
     budget = whole.lengths[-1] - 1  # one token short of the whole episode
     cut = judged(budget)
     assert "(omitted)" in cut.prompts[-1] and cut.lengths[-1] <= budget

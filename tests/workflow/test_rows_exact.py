@@ -270,3 +270,23 @@ def test_advantages_of_another_shape_are_refused() -> None:
                   replace(adv, actions=[[won, lost, won], sink])):
         with pytest.raises(ValueError, match="zip"):
             training_rows(rollout, wrong, ZeroVariance.of(rollout, CONFIG.delta_coef))
+
+
+@pytest.mark.parametrize("per_step", [False, True])
+def test_every_row_of_a_group_without_reward_variance_says_so(per_step: bool) -> None:
+    """`strata.zero_variance_filter` masks rows by their flag: strategy rows carry their strategy group's, every
+    trajectory or step row its trajectory group's (here δ = 0.25: both strategies score 1, no strategy signal;
+    the first strategy's [won, lost] has trajectory signal, the second's [won, won] none)."""
+    rollout = make_rollout()
+    won, lost = rollout.strategies[0].trajectories[:2]
+    split_and_sure = replace(rollout, strategies=[StrategyRollout(rollout.candidates[2], [won, lost]),
+                                                  StrategyRollout(rollout.candidates[0], [won, won])])
+    config = replace(CONFIG, delta_coef=0.25)
+    rows = training_rows(split_and_sure, group_advantages(split_and_sure, config),
+                         ZeroVariance.of(split_and_sure, 0.25), per_step=per_step)
+    flags = [(row.role, row.zero_variance) for row in rows]
+    per_trajectory = 2 if per_step else 1  # `won` has two steps, `lost` one
+    role = "step" if per_step else "trajectory"
+    lost_rows = 1
+    assert flags == [("strategy", True), ("strategy", True),
+                     *[(role, False)] * (per_trajectory + lost_rows), *[(role, True)] * (2 * per_trajectory)]
