@@ -104,3 +104,15 @@ def test_an_episode_that_never_steps_the_site_keeps_the_start_s_score(catalogue:
         trajectory = play(Malformed(qwen_tokenizer, []), task, pool, reward_mode="score")
     assert trajectory.num_steps == 15 and trajectory.end_reason == "step_limit"
     assert all(step.action is None for step in trajectory.steps) and trajectory.score == 0.0
+
+
+def test_an_episode_whose_game_cannot_start_ends_with_the_engine_s_reason(catalogue: Path, qwen_tokenizer) -> None:
+    from strata.envs.tasks import Task
+    from strata.envs.webshop.tasks import game_id
+
+    missing = Task(game_id(catalogue, "human", 10**6), "webshop", "test")
+    server = QueueServer(qwen_tokenizer, [])
+    with EnvPool(num_workers=1, max_steps=15, engine="webshop") as pool:
+        trajectory = play(server, missing, pool)
+    assert trajectory.end_reason.startswith(f"engine_error: {missing.game_file}: ValueError: goal 1000000 does not exist")
+    assert trajectory.num_steps == 0 and server.prompts == []  # nothing was asked of the model

@@ -39,7 +39,7 @@ class WebShopEngine:
         folder, goals, index = parse_game_id(game_file)
         shop = site(folder, goals)
         if index >= len(shop.catalog.goals):
-            raise ValueError(f"{game_file}: goal {index} does not exist ({len(shop.catalog.goals)} {goals} goals)")
+            raise ValueError(f"goal {index} does not exist ({len(shop.catalog.goals)} {goals} goals)")
         self.game_file = None
         self.shopper = shop.session(index)
         self.game_file = game_file
