@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
+import re
 
 import pytest
 
@@ -134,9 +136,15 @@ def test_task_share_is_a_stable_fraction_of_tasks(tmp_path):
         DumpSettings(run_dir=tmp_path, train_task_share=1.5)
 
 
-def test_a_dump_that_cannot_be_written_does_not_stop_the_run(tmp_path, rollout):
+def test_a_dump_that_cannot_be_written_does_not_stop_the_run(tmp_path, rollout, caplog):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     writer = DumpWriter(DumpSettings(run_dir=blocked))
-    assert writer.maybe_write("valid", 0, TASK, lambda: {"schema": 1}) is False
-    assert writer.failures == 1
+    with caplog.at_level(logging.WARNING, logger="strata.workflow.dump"):
+        assert writer.maybe_write("valid", 0, TASK, lambda: {"schema": 1}) is False
+        assert writer.maybe_write("valid", 1, TASK, lambda: {"schema": 1}) is False
+    assert writer.failures == 2  # counted, and each one said with its path and the reason
+    warned = [record.getMessage() for record in caplog.records]
+    assert len(warned) == 2 and all(re.fullmatch(
+        rf"trajectory dump {re.escape(str(blocked))}/\S+ not written \({n} so far\): \[Errno \d+\] .+", line)
+        for n, line in enumerate(warned, start=1)), warned

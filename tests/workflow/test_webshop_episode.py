@@ -114,5 +114,6 @@ def test_an_episode_whose_game_cannot_start_ends_with_the_engine_s_reason(catalo
     server = QueueServer(qwen_tokenizer, [])
     with EnvPool(num_workers=1, max_steps=15, engine="webshop") as pool:
         trajectory = play(server, missing, pool)
-    assert trajectory.end_reason.startswith(f"engine_error: {missing.game_file}: ValueError: goal 1000000 does not exist")
+    assert trajectory.end_reason == (f"engine_error: {missing.game_file}: ValueError: goal 1000000 does not exist "
+                                     "(120 human goals)")
     assert trajectory.num_steps == 0 and server.prompts == []  # nothing was asked of the model
