@@ -3,7 +3,8 @@
 # StraTA on WebShop on a CPU: the tiny ALFWorld recipe (tiny random Qwen2, verl's FSDP2 actor and reference,
 # the `hf` rollout, 2 tasks a step, N=2 of σ·N=4 candidates x M=2) with `+environment=webshop` on a generated
 # catalogue (`strata make-webshop`, 1,000 products: WebShop's file layout and splits) and the first 8 goals of
-# each split. Extra Hydra overrides pass through ("$@").
+# each split (GOALS_PER_SPLIT). tests/integration/test_webshop_trainer.py runs it (4 goals, 1 a step).
+# Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -14,7 +14,7 @@ Example (``schema_version`` 1)::
      "end_reasons": {"won": 121, "step_limit": 17, "lost": 0, "token_budget": 2, "environment_failure": 0},
      "checkpoint": "checkpoints/global_step_150", "step": 150}
 
-``score`` (ScienceWorld), ``end_reasons``, ``task_list_sha256`` and ``episodes`` (each task's outcome, which
+``score`` (ScienceWorld, WebShop), ``end_reasons``, ``task_list_sha256`` and ``episodes`` (each task's outcome, which
 pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are optional.
 """
 
@@ -27,12 +27,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strata.envs.sciworld.tasks import TASK_TYPES as SCIWORLD_SUBTASKS
-from strata.envs.tasks import SUBTASKS  # ALFWorld's six subtasks, in the order every ALFWorld table uses
+from strata.envs.tasks import ENVIRONMENT_SUBTASKS
 
-# Every subtask an evaluation may hold, in table order: ALFWorld's six, then ScienceWorld's 30 task types.
-# The names do not overlap, so one evaluation's subtasks keep its environment's order.
-ALL_SUBTASKS: tuple[str, ...] = (*SUBTASKS, *SCIWORLD_SUBTASKS)
+# Every subtask an evaluation may hold, in table order: ALFWorld's six, ScienceWorld's 30 task types, then
+# WebShop's one. The names do not overlap, so one evaluation's subtasks keep its environment's order.
+ALL_SUBTASKS: tuple[str, ...] = tuple(name for subtasks in ENVIRONMENT_SUBTASKS.values() for name in subtasks)
 
 SCHEMA_VERSION = 1
 OVERALL = "all"

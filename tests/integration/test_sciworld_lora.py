@@ -42,7 +42,7 @@ from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
 from strata.trainer.checks.machine import checkpoint_bytes
 from strata.trainer.checks.model import lora_params, parameter_count
-from tests.integration.trainer_runs import REPO, metrics_by_step, run_recipe
+from tests.integration.trainer_runs import REPO, marked_pids, metrics_by_step, run_recipe
 
 pytestmark = pytest.mark.slow
 RECIPE = REPO / "recipes/train-strata-sciworld-tiny-cpu.sh"
@@ -75,23 +75,6 @@ def full(value: torch.Tensor) -> torch.Tensor:
     return value.full_tensor() if hasattr(value, "full_tensor") else value
 
 
-def java_pids(marker: str) -> set[int]:
-    """Process ids of the live java processes whose environment holds ``marker`` (``OUT=<the run's folder>``: Ray's
-    workers, and the game processes and JVMs they start, inherit the recipe's environment), so that a JVM of
-    another test (the ScienceWorld environment tests start their own) is never counted."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == "java" and \
-                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z" and \
-                        marker in (entry / "environ").read_bytes().decode(errors="replace").split("\0"):
-                    found.add(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict], set[int], set[int]]:
     """The ScienceWorld recipe with LoRA on vLLM for 2 steps from scratch: its output folder, its metrics by step,
@@ -99,11 +82,11 @@ def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict
     out = tmp_path_factory.mktemp("sciworld-lora") / "run"
     marker, seen = f"OUT={out}", set()
     run_recipe(out, playing_agent, *LORA, as_trained=False, recipe=RECIPE,
-               while_running=lambda: seen.update(java_pids(marker)))
+               while_running=lambda: seen.update(marked_pids(marker, "java")))
     deadline = time.monotonic() + 30  # Ray's workers and their game processes wind down after the driver
-    while java_pids(marker) and time.monotonic() < deadline:
+    while marked_pids(marker, "java") and time.monotonic() < deadline:
         time.sleep(0.5)
-    return out, metrics_by_step(out / "metrics.jsonl"), seen, java_pids(marker)
+    return out, metrics_by_step(out / "metrics.jsonl"), seen, marked_pids(marker, "java")
 
 
 def test_strata_steps_on_sciworld_with_validation(uninterrupted):

@@ -118,6 +118,23 @@ def orphaned_segments(before: set[Path], settle_s: float = 30.0) -> set[Path]:
     return left
 
 
+def marked_pids(marker: str, command: str | None = None) -> set[int]:
+    """Process ids of the live processes whose environment holds ``marker`` (``OUT=<the run's folder>``: Ray's
+    workers, and the game processes and JVMs they start, inherit the recipe's environment), named ``command`` if
+    given (``java``), so that a process of another test is never counted."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (command is None or (entry / "comm").read_text().strip() == command) and \
+                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z" and \
+                        marker in (entry / "environ").read_bytes().decode(errors="replace").split("\0"):
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def metrics_by_step(log: Path) -> dict[int, dict]:
     steps: dict[int, dict] = {}
     for row in map(json.loads, log.read_text().splitlines()):

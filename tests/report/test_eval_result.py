@@ -163,7 +163,9 @@ def test_webshop_evaluations_lead_with_webshop_s_score(tmp_path):
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
     assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--split", "test", "--out", str(tmp_path)]) == 0
-    assert EvalResult.load(tmp_path / "eval_seed0.json").score == pytest.approx(0.75)
+    result = EvalResult.load(tmp_path / "eval_seed0.json")
+    assert result.score == pytest.approx(0.75)
+    assert list(result.per_subtask) == ["webshop"] and result.per_subtask["webshop"].score == pytest.approx(0.75)
     markdown = (tmp_path / "eval_seed0.md").read_text()
     assert markdown.startswith("Mean score (0-100, WebShop's purchase reward x 100, as the paper and verl-agent "
                                "report it) on `test`")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strata.report.schema import SUBTASKS, EvalResult, EvalSchemaError, SubtaskResult
+from strata.envs.tasks import SUBTASKS
+from strata.report.schema import EvalResult, EvalSchemaError, SubtaskResult
 
 
 @settings(deadline=None)  # no wall-clock limit per example: a loaded CI machine is not a failure
