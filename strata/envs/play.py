@@ -16,7 +16,7 @@ async def play_episode(pool: EnvPool, task: Task, policy: str, seed: int = 0) ->
     async with pool.episode(task, with_walkthrough=policy in PLAN_POLICIES) as episode:
         if not episode.done:
             actor = make_policy(policy, episode.walkthrough, seed=seed * 1_000_003 + task.index,
-                                sciworld=task.is_sciworld)
+                                environment=task.environment, instruction=episode.task_description)
             while not episode.done:
                 await episode.step(actor.act(episode.admissible_commands))
         return episode.outcome()

@@ -1,9 +1,10 @@
 """Scripted policies for evaluating the environment layer itself (no model involved).
 
 ``walkthrough`` replays the game's winning plan (it must win every valid game: a check of the games and
-of the pool); ``gold`` is the same for ScienceWorld (its simulator's gold action sequence); ``random`` picks
-uniformly among the admissible commands (a floor for success rates); on ScienceWorld, whose admissible list
-is the objects in view, it fills a random action template with random objects.
+of the pool); ``gold`` is the same for ScienceWorld (its simulator's gold action sequence) and WebShop (the
+gold shopper's plan); ``random`` picks uniformly among the admissible commands (a floor for success rates); on
+ScienceWorld, whose admissible list is the objects in view, it fills a random action template with random
+objects, and on WebShop it searches random words of the goal.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from strata.envs.errors import UnknownNameError
 # name -> what it plays (the `strata play --policy` help is built from this).
 POLICY_HELP: dict[str, str] = {
     "walkthrough": "replay the game's winning plan (ALFWorld)",
-    "gold": "replay the simulator's gold actions (ScienceWorld)",
+    "gold": "replay the gold actions (ScienceWorld's simulator, WebShop's gold shopper)",
     "random": "a random admissible action (a floor)",
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICY_HELP)
@@ -64,14 +65,32 @@ class SciWorldRandomPolicy:
         return random_action(admissible_commands, self.rng)
 
 
+@dataclass
+class WebShopRandomPolicy:
+    """A random available WebShop action (`strata.envs.webshop.policies.random_action`): searches use random words
+    of the goal's ``instruction``, not the placeholder ``<your query>`` the search page lists."""
+
+    rng: random.Random
+    instruction: str
+
+    def act(self, admissible_commands: tuple[str, ...]) -> str:
+        from strata.envs.webshop.policies import random_action
+
+        return random_action(sorted(admissible_commands), self.instruction, self.rng)
+
+
 def make_policy(
-    name: str, walkthrough: tuple[str, ...] | None, seed: int, sciworld: bool = False
+    name: str, walkthrough: tuple[str, ...] | None, seed: int, environment: str = "alfworld", instruction: str = ""
 ) -> ScriptedPolicy:
-    """A fresh policy for one episode; ``seed`` makes the random policy reproducible per episode."""
+    """A fresh policy for one episode of ``environment``; ``seed`` makes the random policy reproducible per
+    episode, and ``instruction`` (the task description) is what WebShop's random shopper searches for."""
     if name in PLAN_POLICIES:
         if not walkthrough:
             raise ValueError("the walkthrough policy needs the episode's walkthrough (start it with_walkthrough)")
         return WalkthroughPolicy(walkthrough)
     if name == "random":
-        return SciWorldRandomPolicy(random.Random(seed)) if sciworld else RandomPolicy(random.Random(seed))
+        rng = random.Random(seed)
+        if environment == "sciworld":
+            return SciWorldRandomPolicy(rng)
+        return WebShopRandomPolicy(rng, instruction) if environment == "webshop" else RandomPolicy(rng)
     raise UnknownNameError(f"unknown policy {name!r}; known policies: {', '.join(POLICY_NAMES)}")

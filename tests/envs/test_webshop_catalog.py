@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from strata.envs.errors import UnknownNameError
 from strata.envs.webshop.catalog import (
     NO_PRICE_CAP,
     build_catalog,
@@ -107,7 +108,7 @@ def test_splits(tmp_path: Path) -> None:
     assert len(catalog.goals) == 2000
     assert (catalog.split("test"), catalog.split("valid"), catalog.split("train")) == (
         range(0, 500), range(500, 1500), range(1500, 2000))
-    with pytest.raises(ValueError, match="unknown WebShop split 'dev'; valid: test, valid, train"):
+    with pytest.raises(UnknownNameError, match="unknown WebShop split 'dev'; known splits: train, valid, test"):
         catalog.split("dev")
 
 

@@ -30,13 +30,16 @@ def pool():
         yield shared
 
 
-def test_gold_wins_every_goal_through_the_pool_and_random_play_never(catalogue: Path, pool: EnvPool) -> None:
+def test_gold_wins_every_goal_through_the_pool_and_random_play_rarely(catalogue: Path, pool: EnvPool) -> None:
     tasks = webshop_tasks(catalogue, "test", limit=80)
     gold = asyncio.run(play_tasks(pool, tasks, "walkthrough"))
     assert [(o.won, o.reason, o.score) for o in gold] == [(True, "won", 1.0)] * 80
     assert all(3 <= o.num_steps <= 8 for o in gold)  # search, (next), product, options, buy
     floor = asyncio.run(play_tasks(pool, tasks, "random", seed=0))
-    assert not any(o.won for o in floor) and all(o.num_steps <= 15 for o in floor)
+    assert all(o.num_steps <= 15 for o in floor)
+    # A real floor: it searches the goal's words and buys now and then (searching the listed `<your query>`
+    # placeholder found nothing to buy), but rarely the right thing (measured: 39 purchases, 2 wins of 80).
+    assert any(o.reason == "lost" for o in floor) and sum(o.won for o in floor) <= 4
 
 
 def test_an_episode_ends_at_the_step_cap_or_on_a_purchase(catalogue: Path, pool: EnvPool) -> None:

@@ -150,7 +150,7 @@ def test_gold_wins_every_generated_goal_and_random_play_far_fewer(generated: Pat
     for index in range(300):
         session = site.session(index)
         for _ in range(15):  # the community's WebShop horizon
-            step = session.step(random_action(session, rng))
+            step = session.step(random_action(session.available_actions(), session.goal.instruction_text, rng))
             if step.done:
                 break
         wins += step.done and step.reward == 1.0

@@ -16,12 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from strata.envs.webshop.catalog import SPLITS, load_catalog
+    from strata.envs.webshop.catalog import GOAL_RANGES, load_catalog
     from strata.envs.webshop.generate import write_catalog
 
     folder = write_catalog(args.out, args.products, args.seed)
     human, synthetic = load_catalog(folder), load_catalog(folder, goals="synthetic")
-    sizes = ", ".join(f"{name} {len(human.split(name))}" for name in SPLITS)
+    sizes = ", ".join(f"{name} {len(human.split(name))}" for name in GOAL_RANGES)
     print(f"wrote {len(human.products)} products to {folder}: {len(human.goals)} human goals ({sizes}), "
           f"{len(synthetic.goals)} synthetic goals")
     return 0

@@ -34,6 +34,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from strata.envs.webshop.tasks import check_split
+
 # Names of the files WebShop's setup.sh downloads into its data/ folder (the small set, then the full one).
 PRODUCT_FILES = ("items_shuffle_1000.json", "items_shuffle.json")
 ATTRIBUTE_FILES = ("items_ins_v2_1000.json", "items_ins_v2.json")
@@ -44,7 +46,8 @@ PRICE_CAPS = tuple(10.0 * i for i in range(1, 100))  # WebShop's PRICE_RANGE
 NO_PRICE_CAP = 1_000_000.0  # what a goal gets when fewer than two caps lie above the price
 GOAL_SHUFFLE_SEED = 233
 GOAL_KINDS = ("human", "synthetic")
-SPLITS = {"test": (0, 500), "valid": (500, 1500), "train": (1500, None)}
+# Each split's goal indices in WebShop's shuffled goal order (the names: strata.envs.webshop.tasks.SPLITS).
+GOAL_RANGES = {"test": (0, 500), "valid": (500, 1500), "train": (1500, None)}
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,7 @@ class Catalog:
 
     def split(self, name: str) -> range:
         """Goal indices of split ``name`` (``test``, ``valid`` or ``train``)."""
-        if name not in SPLITS:
-            raise ValueError(f"unknown WebShop split {name!r}; valid: {', '.join(SPLITS)}")
-        start, stop = SPLITS[name]
+        start, stop = GOAL_RANGES[check_split(name)]
         return range(min(start, len(self.goals)), len(self.goals) if stop is None else min(stop, len(self.goals)))
 
 

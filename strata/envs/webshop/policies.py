@@ -9,6 +9,7 @@ word of the instruction where there is a search bar.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from strata.envs.webshop.search import RESULTS
 from strata.envs.webshop.site import BUY, NEXT, PER_PAGE, ShopSession
@@ -29,10 +30,11 @@ def gold_plan(session: ShopSession) -> tuple[str, ...]:
     return tuple(plan)
 
 
-def random_action(session: ShopSession, rng: random.Random) -> str:
-    actions = session.available_actions()
+def random_action(actions: Sequence[str], instruction: str, rng: random.Random) -> str:
+    """One of the page's available ``actions`` at random; a search (the search page's only action,
+    ``search[<your query>]``) searches three random words of the goal's ``instruction``."""
     action = rng.choice(actions)
     if action.startswith("search["):
-        words = session.goal.instruction_text.split()
+        words = instruction.split()
         return f"search[{' '.join(rng.sample(words, min(3, len(words))))}]"
     return action

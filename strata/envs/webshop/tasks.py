@@ -16,7 +16,7 @@ from strata.envs.errors import UnknownNameError
 GAME_ID_PREFIX = "webshop:"
 TASK_TYPE = "webshop"
 TASK_TYPES: tuple[str, ...] = (TASK_TYPE,)
-SPLITS: tuple[str, ...] = ("train", "valid", "test")  # as strata.envs.webshop.catalog.SPLITS names them
+SPLITS: tuple[str, ...] = ("train", "valid", "test")  # their goals: strata.envs.webshop.catalog.GOAL_RANGES
 DEFAULT_MAX_STEPS = 15  # the horizon verl-agent's WebShop recipes use (env.max_steps=15)
 
 
