@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from strata.checkpoint.inspect import describe_checkpoint
+from strata.checkpoint.reshard import reshard_checkpoint
 from strata.trainer.shared_memory import segments_in_use, shared_segments
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,13 +144,18 @@ def metrics_by_step(log: Path) -> dict[int, dict]:
     return steps
 
 
-def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path, *overrides: str) -> dict[int, dict]:
+def resume_last_step(uninterrupted_out: Path, out: Path, agent: Path, *overrides: str,
+                     world_size: int = 1) -> dict[int, dict]:
     """Run the recipe on ``agent`` again from the uninterrupted run's checkpoint of step `STEPS` - 1 (only the
-    last step trains); return its metrics by step."""
+    last step trains) at ``world_size`` ranks, each with its own vLLM replica, the checkpoint resharded to them
+    first (`strata reshard`) when it was saved at another world size; return its metrics by step."""
     last = STEPS
-    run_recipe(out, agent, "trainer.resume_mode=resume_path",
-               f"trainer.resume_from_path={uninterrupted_out / f'checkpoints/global_step_{last - 1}'}",
-               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}", *overrides)
+    checkpoint = uninterrupted_out / f"checkpoints/global_step_{last - 1}"
+    if describe_checkpoint(checkpoint).world_size != world_size:
+        checkpoint = reshard_checkpoint(checkpoint, world_size, out.parent / f"{out.name}-world-size-{world_size}")
+    run_recipe(out, agent, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={checkpoint}",
+               "trainer.val_before_train=false", f"trainer.default_local_dir={out / 'checkpoints'}",
+               f"trainer.n_gpus_per_node={world_size}", *overrides)
     steps = metrics_by_step(out / "metrics.jsonl")
     assert last - 1 not in steps and last in steps
     return steps
