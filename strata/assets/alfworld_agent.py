@@ -78,7 +78,9 @@ class AgentRecipe:
     # Games RL trains on, unseen by the warm start: on its own training games the agent has memorised the
     # expert's plans, so RL there can improve recall without improving play on new layouts (StraTA at lr 3e-4:
     # training success 35% -> 44%, held-out flat; benchmarks/RESULTS_alfworld_learning.md). 0: none.
-    rl_games: int = 400
+    # Enough for 50 steps of 4 tasks (the benchmark's runs took 10-30); session 13-18's runs drew from 400
+    # (`--rl-games 400`), which cost the build ~60 s more.
+    rl_games: int = 200
     game_seed: int = 0
     orders_per_game: int = 2
     # "listed": the game's listing, then its reverse (`ExploringExpert.for_game`): two plans the model can learn

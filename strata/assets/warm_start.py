@@ -90,7 +90,7 @@ class SampledSoftmax:
         used = sorted({t for e in examples for t in (*e.prompt_ids, *e.response_ids)})
         return cls(torch.tensor(used, dtype=torch.long), negatives)
 
-    def loss(self, head_weight: Any, hidden: Any, targets: Any, generator: Any) -> Any:
+    def loss(self, head_weight: Any, hidden: Any, targets: Any, generator: Any, reduction: str = "mean") -> Any:
         import math
 
         import torch
@@ -105,13 +105,13 @@ class SampledSoftmax:
         logits = hidden @ head_weight[torch.cat([self.used, sampled])].T
         if k:
             logits[:, len(self.used):] += math.log(len(others) / k)
-        return F.cross_entropy(logits.float(), torch.searchsorted(self.used, targets))
+        return F.cross_entropy(logits.float(), torch.searchsorted(self.used, targets), reduction=reduction)
 
 
 def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int, softmax: SampledSoftmax | None = None,
-                  generator: Any = None) -> Any:
-    """Mean cross-entropy of the response tokens of ``batch``; the LM head runs only where it is needed,
-    over the whole vocabulary, or over ``softmax``'s sample of it."""
+                  generator: Any = None, reduction: str = "mean") -> Any:
+    """Cross-entropy of the response tokens of ``batch`` (their mean, or with ``reduction="sum"`` their sum);
+    the LM head runs only where it is needed, over the whole vocabulary, or over ``softmax``'s sample of it."""
     import torch
     import torch.nn.functional as F
 
@@ -131,8 +131,21 @@ def response_loss(model: Any, batch: Sequence[Example], pad_token_id: int, softm
     hidden = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     hidden = hidden[torch.tensor(rows), torch.tensor(positions)]
     if softmax is not None:
-        return softmax.loss(model.lm_head.weight, hidden, torch.tensor(targets), generator)
-    return F.cross_entropy(model.lm_head(hidden).float(), torch.tensor(targets))
+        return softmax.loss(model.lm_head.weight, hidden, torch.tensor(targets), generator, reduction)
+    return F.cross_entropy(model.lm_head(hidden).float(), torch.tensor(targets), reduction=reduction)
+
+
+def backward_in_parts(model: Any, parts: Sequence[Sequence[Example]], pad_token_id: int,
+                      softmax: SampledSoftmax | None = None, generator: Any = None) -> float:
+    """Accumulate the gradient of the mean response-token cross-entropy over all of ``parts``' examples, one
+    forward and backward pass per part (each padded to its own longest example); return that mean."""
+    targets = sum(len(e.response_ids) for part in parts for e in part)
+    total = 0.0
+    for part in (part for part in parts if part):
+        loss = response_loss(model, part, pad_token_id, softmax, generator, reduction="sum") / targets
+        loss.backward()
+        total += loss.item()
+    return total
 
 
 def fit_responses(
@@ -146,10 +159,14 @@ def fit_responses(
 ) -> Path:
     """Train the model in ``model_dir`` on response tokens and save it (with its tokenizer) to ``out_dir``.
 
-    ``mixture`` lists (examples, how many of them each batch draws, with replacement). The learning rate is
-    constant, then decays linearly to 0 over the last quarter, so the final distribution is the average the
-    data asks for, not the last batches' noise. ``negatives`` switches to a `SampledSoftmax` with that many
-    sampled tokens (None: the full vocabulary). Deterministic for a given ``seed`` on a given machine.
+    ``mixture`` lists (examples, how many of them each batch draws, with replacement). Each component's draws
+    run as a micro-batch of their own, padded to their own longest example, and the gradients add up to the
+    batch's mean over all response tokens: the components differ in length (the ALFWorld agent's strategies
+    ~160 tokens, actions ~250, judgments ~280), and one batch padded to its longest wasted ~30% of its tokens.
+    The learning rate is constant, then decays linearly to 0 over the last quarter, so the final distribution
+    is the average the data asks for, not the last batches' noise. ``negatives`` switches to a `SampledSoftmax`
+    with that many sampled tokens (None: the full vocabulary). Deterministic for a given ``seed`` on a given
+    machine.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -164,14 +181,13 @@ def fit_responses(
     generator = torch.Generator().manual_seed(seed)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, 4.0 * (1.0 - step / steps)))
     for step in range(1, steps + 1):
-        batch = [e for examples, count in mixture if examples for e in sampler.choices(examples, k=count)]
-        loss = response_loss(model, batch, tokenizer.pad_token_id, softmax, generator)
+        parts = [sampler.choices(examples, k=count) for examples, count in mixture if examples]
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = backward_in_parts(model, parts, tokenizer.pad_token_id, softmax, generator)
         optimizer.step()
         schedule.step()
         if step % 50 == 0 or step == steps:
-            logger.info("warm start step %d/%d: response loss %.4f", step, steps, loss.item())
+            logger.info("warm start step %d/%d: response loss %.4f", step, steps, loss)
     out = Path(out_dir)
     model.eval().save_pretrained(out)
     tokenizer.save_pretrained(out)

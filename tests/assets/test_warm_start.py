@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import torch
 
-from strata.assets.warm_start import magic_word_examples, response_loss, warm_start
+from strata.assets.warm_start import backward_in_parts, magic_word_examples, response_loss, warm_start
 from strata.core.config import StrataConfig
 from strata.core.prompting import load_prompt_templates
 from strata.envs.magic_word import MagicWordEnv, load_game, write_games, write_prompt_preset
@@ -87,6 +87,23 @@ def test_response_loss_is_the_full_models_cross_entropy_on_response_tokens(
         expected = sum(losses) / sum(len(e.response_ids) for e in batch)
         assert response_loss(model, batch, qwen_tokenizer.pad_token_id).item() == pytest.approx(
             expected.item(), rel=1e-4)
+
+
+def test_a_batch_in_parts_has_the_whole_batch_s_loss_and_gradient(qwen_tokenizer, tiny_model_dir, game_setup):
+    """Each part padded to its own length, the gradients added: the padded whole batch's mean, to float order."""
+    from transformers import AutoModelForCausalLM
+
+    templates, tasks = game_setup
+    strategies, actions = magic_word_examples(qwen_tokenizer, [load_game(t.game_file) for t in tasks], templates)
+    parts = [[actions[0], actions[5], actions[9]], [], [strategies[2]]]  # lengths differ between the parts
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).train()
+    whole = response_loss(model, [e for part in parts for e in part], qwen_tokenizer.pad_token_id)
+    whole.backward()
+    expected = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    assert backward_in_parts(model, parts, qwen_tokenizer.pad_token_id) == pytest.approx(whole.item(), rel=1e-5)
+    for name, parameter in model.named_parameters():
+        torch.testing.assert_close(parameter.grad, expected[name], rtol=1e-4, atol=1e-7, msg=name)
 
 
 def test_warm_start_is_deterministic_and_saves_a_loadable_model(tiny_model_dir, game_setup, tmp_path):
