@@ -24,7 +24,6 @@ test_strata_trainer.py do not use).
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +41,7 @@ from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
 from strata.trainer.checks.machine import checkpoint_bytes
 from strata.trainer.checks.model import lora_params, parameter_count
-from tests.integration.trainer_runs import REPO, marked_pids, metrics_by_step, run_recipe
+from tests.integration.trainer_runs import REPO, metrics_by_step, run_recipe_watching_processes
 
 pytestmark = pytest.mark.slow
 RECIPE = REPO / "recipes/train-strata-sciworld-tiny-cpu.sh"
@@ -80,13 +79,9 @@ def uninterrupted(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict
     """The ScienceWorld recipe with LoRA on vLLM for 2 steps from scratch: its output folder, its metrics by step,
     the java processes seen while it ran and those left after it."""
     out = tmp_path_factory.mktemp("sciworld-lora") / "run"
-    marker, seen = f"OUT={out}", set()
-    run_recipe(out, playing_agent, *LORA, as_trained=False, recipe=RECIPE,
-               while_running=lambda: seen.update(marked_pids(marker, "java")))
-    deadline = time.monotonic() + 30  # Ray's workers and their game processes wind down after the driver
-    while marked_pids(marker, "java") and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return out, metrics_by_step(out / "metrics.jsonl"), seen, marked_pids(marker, "java")
+    seen, left = run_recipe_watching_processes(out, playing_agent, *LORA, command="java", as_trained=False,
+                                               recipe=RECIPE)
+    return out, metrics_by_step(out / "metrics.jsonl"), seen, left
 
 
 def test_strata_steps_on_sciworld_with_validation(uninterrupted):

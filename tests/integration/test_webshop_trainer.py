@@ -15,7 +15,6 @@ runs' checks (the environment plays no part in them).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ import yaml
 from strata.envs.webshop.tasks import TASK_TYPE, is_game_id
 from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
-from tests.integration.trainer_runs import REPO, marked_pids, metrics_by_step, run_recipe
+from tests.integration.trainer_runs import REPO, metrics_by_step, run_recipe_watching_processes
 
 pytestmark = pytest.mark.slow
 RECIPE = REPO / "recipes/train-strata-webshop-tiny-cpu.sh"
@@ -38,15 +37,11 @@ def run(tmp_path_factory, playing_agent) -> tuple[Path, dict[int, dict], set[int
     """The recipe for 2 steps: its output folder, its metrics by step, the Python processes of the run seen while
     it went and those left after it."""
     out = tmp_path_factory.mktemp("webshop") / "run"
-    marker, seen = f"OUT={out}", set()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GOALS_PER_SPLIT", str(GOALS))
-        run_recipe(out, playing_agent, *ONE_TASK_A_STEP, as_trained=False, recipe=RECIPE, platform="cpu",
-                   while_running=lambda: seen.update(marked_pids(marker)))
-    deadline = time.monotonic() + 30  # Ray's workers and their game processes wind down after the driver
-    while marked_pids(marker) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return out, metrics_by_step(out / "metrics.jsonl"), seen, marked_pids(marker)
+        seen, left = run_recipe_watching_processes(out, playing_agent, *ONE_TASK_A_STEP, as_trained=False,
+                                                   recipe=RECIPE, platform="cpu")
+    return out, metrics_by_step(out / "metrics.jsonl"), seen, left
 
 
 def test_two_steps_and_a_validation_on_webshop(run):

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.reshard import reshard_checkpoint
@@ -135,6 +136,19 @@ def marked_pids(marker: str, command: str | None = None) -> set[int]:
             except OSError:
                 continue
     return found
+
+
+def run_recipe_watching_processes(out: Path, agent: Path, *overrides: str, command: str | None = None,
+                                  **options: Any) -> tuple[set[int], set[int]]:
+    """`run_recipe`, watching the run's processes (`marked_pids` of ``OUT=<out>``, named ``command`` if given):
+    those seen while it ran, and those still alive once Ray's workers and their game processes, which wind
+    down after the driver, have had 30 s to end."""
+    marker, seen = f"OUT={out}", set()
+    run_recipe(out, agent, *overrides, while_running=lambda: seen.update(marked_pids(marker, command)), **options)
+    deadline = time.monotonic() + 30
+    while marked_pids(marker, command) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return seen, marked_pids(marker, command)
 
 
 def metrics_by_step(log: Path) -> dict[int, dict]:
