@@ -16,6 +16,8 @@ from strata.envs.discovery import task_description_of_game
 from strata.envs.errors import EnvError, TaskListError
 from strata.envs.sciworld.tasks import parse_game_id
 from strata.envs.tasks import Task
+from strata.envs.webshop.catalog import catalog_digest
+from strata.envs.webshop.tasks import parse_game_id as parse_webshop_game_id
 
 AGENT_NAME = "strata_agent"
 COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
@@ -96,14 +98,20 @@ def read_task_list(path: str | Path) -> list[Task]:
 
 def task_list_digest(tasks: Sequence[Task]) -> str:
     """SHA-256 of ``tasks`` in their order, from what each game is (an ALFWorld game file's bytes, a ScienceWorld
-    task and variation id, a WebShop goal's kind and index; not yet the WebShop catalogue's contents), not where it
+    task and variation id, a WebShop goal's kind and index with its catalogue's `catalog_digest`), not where it
     lies: the same evaluation set gives the same digest on every machine, and another membership or order gives
     another. Evaluations that differ in it are not comparable."""
+    catalogues: dict[tuple[str, str], str] = {}  # (folder, goals) -> digest: each catalogue is read once
     digest = hashlib.sha256()
     for task in tasks:
         if task.has_game_file:
             game = hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
+        elif task.environment == "webshop":
+            folder, goals, _ = parse_webshop_game_id(task.game_file)
+            if (folder, goals) not in catalogues:
+                catalogues[folder, goals] = catalog_digest(folder, goals)
+            game = f"{task.name}\t{catalogues[folder, goals]}"
         else:
-            game = task.name if task.environment == "webshop" else task.game_file
+            game = task.game_file
         digest.update(f"{task.task_type}\t{game}\n".encode())
     return digest.hexdigest()

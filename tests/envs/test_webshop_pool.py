@@ -4,6 +4,7 @@ outcome records as ALFWorld and ScienceWorld, on a generated catalogue."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,19 @@ def test_prepare_data_writes_every_split_and_the_lists_read_back(catalogue: Path
     assert test == webshop_tasks(catalogue, "test")
     assert task_list_digest(test) == task_list_digest(webshop_tasks(catalogue, "test"))
     assert task_list_digest(test[:-1]) != task_list_digest(test)
+
+
+def test_a_webshop_digest_names_the_catalogue_not_where_it_lies(catalogue: Path, tmp_path: Path) -> None:
+    """The same goal index of another catalogue is another goal; the same catalogue elsewhere is the same."""
+    moved = tmp_path / "moved"
+    shutil.copytree(catalogue, moved)
+    other = write_catalog(tmp_path / "other", num_products=300, seed=2)
+    lists = [webshop_tasks(folder, "test", limit=5) for folder in (catalogue, moved, other)]
+    digests = [task_list_digest(tasks) for tasks in lists]
+    assert digests[0] == digests[1] != digests[2]
+    human_goals = moved / "items_human_ins.json"  # what human goals are written from
+    human_goals.write_text(human_goals.read_text(encoding="utf-8").replace("a", "b", 1), encoding="utf-8")
+    assert task_list_digest(lists[1]) != digests[0]
 
 
 def test_play_and_make_webshop_from_the_command_line(tmp_path: Path, capsys) -> None:

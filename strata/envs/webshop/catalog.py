@@ -24,6 +24,7 @@ are ``test``, 500-1499 ``valid``, the rest ``train``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import random
@@ -224,16 +225,32 @@ def find_data_file(folder: Path, names: tuple[str, ...]) -> Path:
                             "(its setup.sh) or generate a catalogue with `strata make-webshop`")
 
 
+def catalog_files(folder: str | Path, goals: str = "human", small: bool = True) -> list[Path]:
+    """The files `load_catalog` reads for ``goals``: products, attributes, and for human goals the instructions;
+    ``small`` prefers the 1,000-product files."""
+    folder = Path(folder)
+    order = slice(None) if small else slice(None, None, -1)
+    files = [find_data_file(folder, PRODUCT_FILES[order]), find_data_file(folder, ATTRIBUTE_FILES[order])]
+    if goals == "human":
+        files.append(find_data_file(folder, (HUMAN_INSTRUCTION_FILE,)))
+    return files
+
+
+def catalog_digest(folder: str | Path, goals: str = "human") -> str:
+    """SHA-256 of the bytes of the files the engine's catalogue is built from (`catalog_files`): with a goal's
+    kind and index it names the goal, wherever the folder lies, and another catalogue gives another digest."""
+    digest = hashlib.sha256()
+    for path in catalog_files(folder, goals):
+        with path.open("rb") as handle:
+            digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
+
+
 def load_catalog(folder: str | Path, *, goals: str = "human", small: bool = True, seed: int = 0,
                  num_products: int | None = None) -> Catalog:
     """The catalogue in ``folder`` (WebShop's data/ layout): ``small`` reads the 1,000-product files."""
-    folder = Path(folder)
-    order = slice(None) if small else slice(None, None, -1)
-    products_file = find_data_file(folder, PRODUCT_FILES[order])
-    attributes_file = find_data_file(folder, ATTRIBUTE_FILES[order])
-    human = None
-    if goals == "human":
-        human = json.loads(find_data_file(folder, (HUMAN_INSTRUCTION_FILE,)).read_text(encoding="utf-8"))
+    products_file, attributes_file, *human_file = catalog_files(folder, goals, small)
+    human = json.loads(human_file[0].read_text(encoding="utf-8")) if human_file else None
     return build_catalog(
         json.loads(products_file.read_text(encoding="utf-8")), json.loads(attributes_file.read_text(encoding="utf-8")),
         human, goals=goals, seed=seed, num_products=num_products,
