@@ -132,23 +132,25 @@ def response_advantages(
     eps: float = 1e-6,
     norm_by_std: bool = True,
     penalty_mode: str = "post_norm",
+    inadmissible_penalties: Sequence[Sequence[Sequence[float]]] | None = None,
 ) -> GroupAdvantages:
     """Final per-response advantages of one task (spec §2, "Final token advantages").
 
     Inputs, for N strategies, M_i trajectories of strategy i and T_ij steps of trajectory τ_ij:
     ``rewards`` [N][M_i] outcome rewards R_ij; ``strategy_shaping`` [N] s(z_i); ``action_shaping``
     [N][M_i][T_ij] s(a_t); ``judge_penalties`` [N][M_i][T_ij] j_t = −κ·1[t ∈ I(τ_ij)] (all ≤ 0, see
-    :mod:`strata.core.rewards`).
+    :mod:`strata.core.rewards`). ``inadmissible_penalties`` [N][M_i][T_ij] ι_t ≤ 0, an extension beyond the
+    paper (``strata.inadmissible_penalty``), enters wherever j_t does (None: no such term, as in the paper).
 
     ``post_norm`` (default, spec): penalties are added after normalisation,
 
         strategy response:          A = Â(z_i) + s(z_i)
-        action response of step t:  A = Â(τ_ij) + s(a_t) + j_t
+        action response of step t:  A = Â(τ_ij) + s(a_t) + j_t (+ ι_t)
 
     ``pre_norm``: penalties enter the rewards that are normalised, the way verl's GRPO estimator would
     treat them if they were token-level rewards on the same row (it sums a row's rewards into one score):
 
-        R̃_ij = R_ij + Σ_t (s(a_t) + j_t)         (trajectory reward with its responses' penalties)
+        R̃_ij = R_ij + Σ_t (s(a_t) + j_t (+ ι_t))  (trajectory reward with its responses' penalties)
         S̃_i  = mean of the top max(1, ⌊δ·M_i⌋) of R̃_i·  +  s(z_i)
         strategy response:          A = (S̃_i − mean S̃) / (std S̃ + ε)
         action response of step t:  A = (R̃_ij − mean_j' R̃_ij') / (std_j' R̃_ij' + ε)
@@ -163,6 +165,12 @@ def response_advantages(
     if penalty_mode not in PENALTY_MODES:
         raise ValueError(f"unknown penalty_mode {penalty_mode!r}; valid: {', '.join(PENALTY_MODES)}")
     _check_shapes(rewards, strategy_shaping, action_shaping, judge_penalties)
+    if inadmissible_penalties is not None:
+        _check_shapes(rewards, strategy_shaping, action_shaping, inadmissible_penalties, "inadmissible_penalties")
+        judge_penalties = [
+            [np.add(judged, refused) for judged, refused in zip(judged_i, refused_i, strict=True)]
+            for judged_i, refused_i in zip(judge_penalties, inadmissible_penalties, strict=True)
+        ]
     step_penalties = [
         [np.add(shaping, judged) for shaping, judged in zip(shaping_i, judged_i, strict=True)]
         for shaping_i, judged_i in zip(action_shaping, judge_penalties, strict=True)
@@ -229,25 +237,26 @@ def _check_shapes(
     rewards: Sequence[Sequence[float]],
     strategy_shaping: Sequence[float],
     action_shaping: Sequence[Sequence[Sequence[float]]],
-    judge_penalties: Sequence[Sequence[Sequence[float]]],
+    penalties: Sequence[Sequence[Sequence[float]]],
+    penalty_name: str = "judge_penalties",
 ) -> None:
     num_strategies = len(rewards)
-    if not len(strategy_shaping) == len(action_shaping) == len(judge_penalties) == num_strategies:
+    if not len(strategy_shaping) == len(action_shaping) == len(penalties) == num_strategies:
         raise ValueError(
             f"expected N={num_strategies} strategies everywhere, got strategy_shaping "
-            f"{len(strategy_shaping)}, action_shaping {len(action_shaping)}, judge_penalties "
-            f"{len(judge_penalties)}"
+            f"{len(strategy_shaping)}, action_shaping {len(action_shaping)}, {penalty_name} "
+            f"{len(penalties)}"
         )
     for i in range(num_strategies):
         trajectories = len(rewards[i])
-        if not len(action_shaping[i]) == len(judge_penalties[i]) == trajectories:
+        if not len(action_shaping[i]) == len(penalties[i]) == trajectories:
             raise ValueError(
                 f"strategy {i}: {trajectories} rewards but {len(action_shaping[i])} action_shaping and "
-                f"{len(judge_penalties[i])} judge_penalties trajectories"
+                f"{len(penalties[i])} {penalty_name} trajectories"
             )
         for j in range(trajectories):
-            if len(action_shaping[i][j]) != len(judge_penalties[i][j]):
+            if len(action_shaping[i][j]) != len(penalties[i][j]):
                 raise ValueError(
                     f"trajectory ({i}, {j}): {len(action_shaping[i][j])} action_shaping steps but "
-                    f"{len(judge_penalties[i][j])} judge_penalties steps"
+                    f"{len(penalties[i][j])} {penalty_name} steps"
                 )

@@ -188,6 +188,10 @@ class StrataConfig:
             with equal scores S_i, a trajectory group with equal rewards) out of the update, as DAPO's dynamic
             sampling does, without its refill: their responses carry only the penalties, and in a token-mean
             loss they dilute the groups that carry an outcome signal. Not in the paper (default: false).
+        inadmissible_penalty: p ≥ 0, subtracted from the advantage of every action the environment did not
+            admit (ι_t = −p, entering where the judge's j_t does). Not in the paper (default: 0, no term); an
+            extension kept for experiments: on the CPU ALFWorld benchmark a uniform 0.5 taught the agent to
+            stop taking objects rather than when to take them (docs/algorithm.md, "Beyond the paper").
         length_penalty: see :class:`LengthPenaltyConfig`.
         judge: see :class:`JudgeConfig`.
         diversity: see :class:`DiversityConfig`.
@@ -205,6 +209,7 @@ class StrataConfig:
     trajectory_rows: str = "multi_turn"
     seeded_sampling: bool = True
     zero_variance_filter: bool = False
+    inadmissible_penalty: float = 0.0
     length_penalty: LengthPenaltyConfig = field(default_factory=LengthPenaltyConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
@@ -226,6 +231,12 @@ class StrataConfig:
             "format_penalty",
             "must be a number >= 0 (spec: 1.0)",
             self.format_penalty,
+        )
+        _require(
+            _is_number(self.inadmissible_penalty) and self.inadmissible_penalty >= 0.0,
+            "inadmissible_penalty",
+            "must be a number >= 0 (0: none, as in the paper)",
+            self.inadmissible_penalty,
         )
         _require(
             self.penalty_mode in PENALTY_MODES,

@@ -74,6 +74,18 @@ def judge_penalties(flagged_steps: Iterable[int] | None, num_steps: int, kappa: 
     return [-kappa if step in flagged else 0.0 for step in range(1, num_steps + 1)]
 
 
+def inadmissible_penalties(admissible: Iterable[bool | None], penalty: float) -> list[float]:
+    """Penalties ι_t = −p·1[action t was sent to the environment and was not admissible], one per step.
+
+    ``admissible`` holds, per step, whether the environment admitted the action (None: the response was
+    malformed and nothing was sent; the format penalty already covers it). Not in the paper: an extension
+    (``strata.inadmissible_penalty``, default 0, which gives 0.0 for every step), kept for experiments because
+    a uniform penalty teaches the agent to avoid the actions that fail rather than when they fail
+    (docs/algorithm.md, "Beyond the paper").
+    """
+    return [-penalty if allowed is False else 0.0 for allowed in admissible]
+
+
 # How an episode's outcome becomes R(τ) (``env.reward``): ``success`` is the spec's 1 if won else 0;
 # ``score`` is the environment's own progress score normalised to [0, 1] (ScienceWorld: score / 100);
 # ``final_score`` is that score as the environment left it, -1 for a game it ended as lost (AgentGym's).

@@ -109,6 +109,9 @@ class StrataAgentLoop(AgentLoopBase):
         self.chat = ChatTokens(self.tokenizer)
         self.norm_by_std = bool(config.algorithm.get("norm_adv_by_std_in_grpo", True))
         self.dumps = _dump_writer(DumpSettings.from_config(config.get("run")))
+        # The learning benchmark's control run only (never in a shipped config): rewards shuffled across each
+        # task's episodes before the advantages (`strata.workflow.rows.trained_rewards`).
+        self.permute_rewards = bool((config.get("strata_test") or {}).get("permute_rewards", False))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = Task(**{k: kwargs["extra_info"][k] for k in ("game_file", "task_type", "split", "index")})
@@ -120,12 +123,13 @@ class StrataAgentLoop(AgentLoopBase):
         embedder = _embedder(self.strata.diversity.embedder, self.strata.diversity.model) if shape.embeds else None
         rollout = await rollout_task(task, shape, policy, self.pool, self.templates, self.limits, embedder)
         step, kind = int(kwargs.get("global_steps", 0)), "valid" if validate else "train"
-        advantages = None if validate else group_advantages(rollout, self.strata, self.norm_by_std)
+        permutation = derive_seed(policy.seed, "reward_permutation") if self.permute_rewards else None
+        advantages = None if validate else group_advantages(rollout, self.strata, self.norm_by_std, permutation)
         self.dumps.maybe_write(kind, step, task,
                                lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages))
         if validate:
             return self._evaluation_outputs(task, rollout)
-        constant = ZeroVariance.of(rollout, self.strata.delta_coef)
+        constant = ZeroVariance.of(rollout, self.strata.delta_coef, permutation)
         rows = training_rows(rollout, advantages, constant, per_step=self.per_step)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")

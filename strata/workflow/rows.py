@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from strata.core.advantage import GroupAdvantages, response_advantages, strategy_scores
 from strata.core.config import StrataConfig
-from strata.core.rewards import judge_penalties, response_shaping
+from strata.core.rewards import inadmissible_penalties, judge_penalties, response_shaping
 from strata.envs.records import REASON_ENGINE_ERROR, REASON_TIMEOUT, REASON_WORKER_LOST
 from strata.workflow.episode import REASON_TOKEN_BUDGET
 from strata.workflow.records import Generation, StrategyRollout, TaskRollout, Trajectory
@@ -74,13 +76,31 @@ def scored_strategies(rollout: TaskRollout) -> list[StrategyRollout]:
     return [s for s in rollout.strategies if trained_trajectories(s)]
 
 
-def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bool = True) -> GroupAdvantages:
+def trained_rewards(rollout: TaskRollout, permutation_seed: int | None = None) -> list[list[float]]:
+    """R_ij of the trained trajectories of each scored strategy, the rewards the advantage groups normalise.
+
+    With ``permutation_seed`` (the learning benchmark's control run, ``+strata_test.permute_rewards=true``) the
+    same rewards are shuffled across all of the task's trained episodes, strategies included, before they are
+    handed back in the same ragged shape: the update keeps its size, its share of flat groups and its penalties,
+    but no reward belongs to the episode that earned it any more. A gain of such a run is what moving the policy
+    buys without the signal.
+    """
+    rewards = [[t.reward for t in trained_trajectories(s)] for s in scored_strategies(rollout)]
+    if permutation_seed is None:
+        return rewards
+    shuffled = iter(np.random.default_rng(permutation_seed).permutation([r for row in rewards for r in row]).tolist())
+    return [[next(shuffled) for _ in row] for row in rewards]
+
+
+def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bool = True,
+                     permutation_seed: int | None = None) -> GroupAdvantages:
     """StraTA's advantages for the scored strategies (`scored_strategies`, in order) and their trained
-    trajectories. For the GRPO baseline (one strategy-free group) only the trajectory level is used."""
+    trajectories. For the GRPO baseline (one strategy-free group) only the trajectory level is used.
+    ``permutation_seed``: the control's shuffled rewards (`trained_rewards`)."""
     strategies = scored_strategies(rollout)
     kept = [trained_trajectories(s) for s in strategies]
     return response_advantages(
-        rewards=[[t.reward for t in trajs] for trajs in kept],
+        rewards=trained_rewards(rollout, permutation_seed),
         strategy_shaping=[_shaping(s.candidate.generation, s.candidate.well_formed, config)
                           if s.candidate is not None else 0.0 for s in strategies],
         action_shaping=[[[_shaping(step.generation, step.well_formed, config) for step in t.steps]
@@ -90,6 +110,8 @@ def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bo
         delta=config.delta_coef,
         norm_by_std=norm_by_std,
         penalty_mode=config.penalty_mode,
+        inadmissible_penalties=[[inadmissible_penalties([s.admissible for s in t.steps], config.inadmissible_penalty)
+                                 for t in trajs] for trajs in kept],
     )
 
 
@@ -210,9 +232,10 @@ class ZeroVariance:
     trajectory_groups: tuple[bool, ...]
 
     @classmethod
-    def of(cls, rollout: TaskRollout, delta: float) -> ZeroVariance:
+    def of(cls, rollout: TaskRollout, delta: float, permutation_seed: int | None = None) -> ZeroVariance:
+        """``permutation_seed``: judge the control's shuffled rewards, as `group_advantages` trained on them."""
         strategies = scored_strategies(rollout)
-        rewards = [[t.reward for t in trained_trajectories(s)] for s in strategies]
+        rewards = trained_rewards(rollout, permutation_seed)
         strategy_level = any(s.candidate is not None for s in strategies)
         return cls(strategy_level, strategy_level and _constant(strategy_scores(rewards, delta)),
                    tuple(_constant(group) for group in rewards))

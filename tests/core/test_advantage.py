@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strata.core.advantage import (
+    PENALTY_MODES,
     grpo_normalize,
     hierarchical_advantages,
     response_advantages,
@@ -351,6 +352,40 @@ def test_pre_norm_amplifies_small_penalties_when_outcomes_agree() -> None:
     )
     assert result.actions[1][0] == pytest.approx([SQRT_HALF] * 3)
     assert result.actions[1][1] == pytest.approx([-SQRT_HALF])
+
+
+def test_one_inadmissible_step_is_the_only_difference_between_two_groups() -> None:
+    # Two trajectories of one strategy, both lost (R = 0, 0): the group is flat, so Â(τ) = 0 and each action's
+    # advantage is its penalties alone. The second trajectory's middle action was refused: ι = −p there only.
+    rewards, shaping = [[0.0, 0.0]], [0.0]
+    actions, judged = [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]], [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]
+    refused = [[[0.0, 0.0, 0.0], [0.0, -0.5, 0.0]]]
+    post = response_advantages(rewards, shaping, actions, judged, delta=0.5, inadmissible_penalties=refused)
+    assert post.actions == [[[0.0, 0.0, 0.0], [0.0, -0.5, 0.0]]]
+    # pre_norm: R̃ = [0, −0.5], std √0.125 → ±√0.5, shared by every action of a trajectory.
+    pre = response_advantages(rewards, shaping, actions, judged, delta=0.5, eps=0.0, penalty_mode="pre_norm",
+                              inadmissible_penalties=refused)
+    assert pre.actions == [[pytest.approx([SQRT_HALF] * 3), pytest.approx([-SQRT_HALF] * 3)]]
+    # With a judge penalty on the same step the two add up (post_norm): Â(τ) + s + j + ι.
+    both = response_advantages(REWARDS, STRATEGY_SHAPING, ACTION_SHAPING, JUDGE, delta=0.5, eps=0.0,
+                               inadmissible_penalties=[[[0.0, -0.5], [0.0]], [[-0.5, 0.0, 0.0], [0.0]]])
+    assert both.actions[0][0] == pytest.approx([SQRT_HALF - 0.1, SQRT_HALF - 0.25 - 0.5])
+    assert both.actions[1][0] == pytest.approx([-0.5, -0.1, -0.1])
+
+
+def test_zero_inadmissible_penalties_change_nothing_bit_for_bit() -> None:
+    zeros = [[[0.0] * len(steps) for steps in strategy] for strategy in ACTION_SHAPING]
+    for mode in PENALTY_MODES:
+        without = response_advantages(REWARDS, STRATEGY_SHAPING, ACTION_SHAPING, JUDGE, delta=0.5, penalty_mode=mode)
+        with_zeros = response_advantages(REWARDS, STRATEGY_SHAPING, ACTION_SHAPING, JUDGE, delta=0.5,
+                                         penalty_mode=mode, inadmissible_penalties=zeros)
+        assert repr(with_zeros) == repr(without)  # repr tells 0.0 from -0.0
+
+
+def test_inadmissible_penalties_of_the_wrong_shape_are_named() -> None:
+    with pytest.raises(ValueError, match=r"^trajectory \(0, 0\): 2 action_shaping steps but 1 inadmissible_penalties"):
+        response_advantages(REWARDS, STRATEGY_SHAPING, ACTION_SHAPING, JUDGE, delta=0.5,
+                            inadmissible_penalties=[[[0.0], [0.0]], [[0.0, 0.0, 0.0], [0.0]]])
 
 
 def test_unknown_penalty_mode_lists_valid_ones() -> None:

@@ -32,6 +32,8 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
                                "reward, small values by its best (paper: 0.5), got True"),
         ({"format_penalty": -0.001}, "strata.format_penalty must be a number >= 0 (spec: 1.0), got -0.001"),
         ({"format_penalty": "1"}, "strata.format_penalty must be a number >= 0 (spec: 1.0), got '1'"),
+        ({"inadmissible_penalty": -0.5},
+         "strata.inadmissible_penalty must be a number >= 0 (0: none, as in the paper), got -0.5"),
         ({"penalty_mode": "mid_norm"}, "strata.penalty_mode must be one of post_norm, pre_norm, got 'mid_norm'"),
         ({"max_tokens_per_response": 0},
          "strata.max_tokens_per_response must be an integer >= 1 (verl-agent: 512), got 0"),
@@ -71,7 +73,7 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
         ({"lenght_penalty": {}, "deltacoef": 1},
          "unknown key(s) strata.deltacoef, strata.lenght_penalty; valid keys under strata: algorithm, "
          "num_stras_per_run, num_trajs_per_stra, num_cands_per_stra, delta_coef, format_penalty, penalty_mode, "
-         "max_tokens_per_response, trajectory_rows, seeded_sampling, zero_variance_filter, length_penalty, judge, "
+         "max_tokens_per_response, trajectory_rows, seeded_sampling, zero_variance_filter, inadmissible_penalty, length_penalty, judge, "
          "diversity, prompts"),
     ],
 )

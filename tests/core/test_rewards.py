@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strata.core.rewards import judge_penalties, length_penalty, outcome_reward, response_shaping
+from strata.core.rewards import (
+    inadmissible_penalties,
+    judge_penalties,
+    length_penalty,
+    outcome_reward,
+    response_shaping,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,6 +112,13 @@ def test_response_shaping_is_clipped_to_minus_one_zero(
 def test_judge_penalties_flag_the_named_steps() -> None:
     # T = 5, I(τ) = {2, 5}, κ = 0.1 → j = [0, −0.1, 0, 0, −0.1]; 0 and 7 are out of range and ignored.
     assert judge_penalties([2, 5, 0, 7], 5, 0.1) == [0.0, -0.1, 0.0, 0.0, -0.1]
+
+
+def test_inadmissible_penalties_hit_refused_actions_only() -> None:
+    # admitted, refused, malformed (nothing sent: the format penalty's case), refused.
+    assert inadmissible_penalties([True, False, None, False], 0.5) == [0.0, -0.5, 0.0, -0.5]
+    assert inadmissible_penalties([False, False], 0.0) == [0.0, 0.0]
+    assert inadmissible_penalties([], 0.5) == []
 
 
 def test_unparsable_or_empty_judgment_flags_nothing() -> None:

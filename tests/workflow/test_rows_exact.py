@@ -103,6 +103,26 @@ def test_group_advantages_pass_each_knob_to_its_own_argument() -> None:
     assert post.strategy_scores != got.strategy_scores  # pre_norm moved the penalties into S_i
 
 
+def test_the_inadmissible_penalty_reaches_the_refused_step_and_is_nothing_at_zero() -> None:
+    rollout = make_rollout()  # the won trajectory's second action was refused (admissible=False)
+    penalised = group_advantages(rollout, StrataConfig.from_dict({**CONFIG_KEYS, "inadmissible_penalty": 0.4}))
+    expected = response_advantages(
+        rewards=[[1.0, 0.0], [0.0]], strategy_shaping=[-1 / 6, 0.0],
+        action_shaping=[[[0.0, -5 / 6], [-0.5]], [[-1.0]]], judge_penalties=[[[0.0, -0.3], [0.0]], [[0.0]]],
+        delta=0.25, inadmissible_penalties=[[[0.0, -0.4], [0.0]], [[0.0]]],  # the malformed step: no term
+    )
+    assert _flat(penalised.actions) == pytest.approx(_flat(expected.actions))
+    plain = group_advantages(rollout, CONFIG)
+    assert _flat(penalised.actions)[1] == pytest.approx(_flat(plain.actions)[1] - 0.4)
+    # The key at its default (0) gives what the paper's formula without the term gives, bit for bit.
+    paper = response_advantages(
+        rewards=[[1.0, 0.0], [0.0]], strategy_shaping=[response_shaping(3, 8, 0.25, True, False, 0.5), 0.0],
+        action_shaping=[[[0.0, response_shaping(7, 8, 0.25, True, False, 0.5)], [-0.5]], [[-1.0]]],
+        judge_penalties=[[[0.0, -0.3], [0.0]], [[0.0]]], delta=0.25,
+    )
+    assert repr(plain) == repr(paper)
+
+
 def _flat(actions: list[list[list[float]]]) -> list[float]:
     return [a for strategy in actions for trajectory in strategy for a in trajectory]
 
