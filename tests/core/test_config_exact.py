@@ -73,8 +73,8 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
         ({"lenght_penalty": {}, "deltacoef": 1},
          "unknown key(s) strata.deltacoef, strata.lenght_penalty; valid keys under strata: algorithm, "
          "num_stras_per_run, num_trajs_per_stra, num_cands_per_stra, delta_coef, format_penalty, penalty_mode, "
-         "max_tokens_per_response, trajectory_rows, seeded_sampling, zero_variance_filter, inadmissible_penalty, length_penalty, judge, "
-         "diversity, prompts"),
+         "max_tokens_per_response, trajectory_rows, seeded_sampling, zero_variance_filter, inadmissible_penalty, "
+         "length_penalty, judge, diversity, prompts"),
     ],
 )
 def test_each_rejection_says_exactly_what_to_fix(data: dict[str, Any], message: str) -> None:

@@ -19,7 +19,8 @@ def _rollout() -> TaskRollout:
     candidates = [StrategyCandidate(Generation([1], [5], None, f"<strategy>{i}</strategy>", False), str(i))
                   for i in range(2)]
     outcomes = [[True, True, True, False], [False, False, False, False]]
-    strategies = [StrategyRollout(c, [_trajectory(w) for w in won]) for c, won in zip(candidates, outcomes, strict=True)]
+    strategies = [StrategyRollout(c, [_trajectory(w) for w in won])
+                  for c, won in zip(candidates, outcomes, strict=True)]
     return TaskRollout(candidates, [0, 1], strategies)
 
 
