@@ -38,6 +38,10 @@ fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 AGENT=$(cd "$AGENT" 2>/dev/null && pwd || echo "$AGENT")
+# Validation task lists (Hydra's list syntax for several: [a.parquet,b.parquet]); INTERIM_VAL: what the
+# validations between the first and the last play instead (data.interim_val_files; null: VAL every time).
+VAL=${VAL:-$AGENT/valid_seen.parquet}
+INTERIM_VAL=${INTERIM_VAL:-null}
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 
 if [ "$ALGO" = grpo ]; then
@@ -50,7 +54,8 @@ fi
 $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   "${ALGO_ARGS[@]}" \
   data.train_files="$AGENT/$TRAIN.parquet" \
-  data.val_files="$AGENT/valid_seen.parquet" \
+  data.val_files="$VAL" \
+  data.interim_val_files="$INTERIM_VAL" \
   data.train_batch_size=$TASKS \
   data.max_prompt_length=1024 \
   data.max_response_length=128 \

@@ -22,3 +22,13 @@ def derive_seed(*parts: object) -> int:
     """
     digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> (64 - SEED_BITS)
+
+
+def task_sampling_seed(run_seed: int, split: str, index: int, step: int | None) -> int:
+    """The sampling seed of one task's group: the run's ``rollout.seed``, the training ``step`` and the task.
+
+    Validation (``step`` None) leaves the step out, so every validation of a run samples a game with the same
+    random numbers and two of its evaluations differ only by the weights: step 0 and step N can be compared
+    game by game (a paired evaluation, `strata.report.paired`).
+    """
+    return derive_seed(int(run_seed), "validation" if step is None else int(step), split, index)

@@ -122,6 +122,8 @@ def summary_lines(config: DictConfig) -> list[str]:
         ("model", _model_line(config)),
         ("train data", _data_line(config, "train_files")),
         ("val data", _data_line(config, "val_files")),
+        *([("interim val data", _data_line(config, "interim_val_files"))]
+          if select(config, "data.interim_val_files") else []),
         ("machine", _machine_line(config)),
         ("groups", _groups_line(config)),
         ("steps", _steps_line(config)),

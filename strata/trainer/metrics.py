@@ -129,6 +129,24 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
     for reason in END_REASONS:
         metrics[f"val/end_reason/{reason}"] = float(sum(_end_reason(r) == reason for r in reasons))
     metrics.update(_validation_scores(records))
+    metrics.update(_split_metrics(records))
+    return metrics
+
+
+def _split_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
+    """``val/split/<split>/{success_rate,admissible_action_rate,num_tasks}`` when one validation set spans
+    several splits (the learning benchmark's held-out games and its fixed training games): ``val/average``
+    mixes them, and a curve must never. Nothing for a one-split set (column ``split``)."""
+    splits = records.get("split") or []
+    if len(set(splits)) < 2:
+        return {}
+    metrics = {}
+    for split in sorted(set(splits)):
+        mine = [i for i, s in enumerate(splits) if s == split]
+        metrics[f"val/split/{split}/success_rate"] = _rate(sum(bool(records["won"][i]) for i in mine), len(mine))
+        metrics[f"val/split/{split}/admissible_action_rate"] = _rate(
+            sum(records["num_admissible"][i] for i in mine), sum(records["episode_length"][i] for i in mine))
+        metrics[f"val/split/{split}/num_tasks"] = float(len(mine))
     return metrics
 
 

@@ -12,7 +12,10 @@
 3. Validation metrics: the spec's per-subtask success table instead of verl's reward means.
    With wandb among ``trainer.logger``, each dumped step's episodes (training and validation) also go to wandb
    as a table (`strata.report.wandb_table`), from verl's ``on_step_end`` and ``on_validate_end`` hooks.
-4. Checkpoints: once verl's save of a step has returned, every file of the step is recorded (size and
+4. Validation sets: with ``data.interim_val_files`` the validations between the first and the last play that
+   set instead of ``data.val_files`` (same protocol, same per-game seeds), so a long run can keep a dense curve
+   on a few games and still end on a large evaluation.
+5. Checkpoints: once verl's save of a step has returned, every file of the step is recorded (size and
    SHA-256) in ``global_step_N/strata_manifest.json``, written last and atomically, and then the ``latest``
    pointer is rewritten atomically (see `strata.checkpoint`). Resume, export and reshard check the files
    against the manifest. With ``checkpoint.async_save`` verl returns before the files are written, so
@@ -39,9 +42,12 @@ import torch
 import transfer_queue as tq
 from omegaconf import DictConfig, open_dict
 from tensordict import TensorDict
+from torchdata.stateful_dataloader import StatefulDataLoader
 from transfer_queue import KVBatchMeta
+from verl.trainer.ppo.utils import create_rl_dataset
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+from verl.utils.dataset.rl_dataset import collate_fn
 
 from strata.checkpoint.layout import step_dir_name
 from strata.checkpoint.manifest import write_manifest
@@ -113,6 +119,28 @@ class StrataTrainer(PPOTrainerSync):
             micro(role.ref.log_prob_use_dynamic_bsz, role.ref.log_prob_micro_batch_size_per_gpu),
         ]
         return dp_size * math.lcm(*per_rank)
+
+    def _init_dataloader(self) -> None:
+        super()._init_dataloader()
+        self.interim_val_dataloader = None
+        files = self.config.data.get("interim_val_files")
+        if files:
+            data = self.config.data
+            dataset = create_rl_dataset(files, data, self.tokenizer, self.processor, is_train=False)
+            self.interim_val_dataloader = StatefulDataLoader(
+                dataset=dataset, batch_size=data.val_batch_size or len(dataset), shuffle=False,
+                num_workers=data["dataloader_num_workers"], drop_last=False, collate_fn=collate_fn)
+
+    def _validate(self) -> dict[str, float]:
+        """verl's validation, on ``data.interim_val_files`` when set and this is neither step 0 nor the last."""
+        interim = self.interim_val_dataloader is not None and 0 < self.global_steps < self.total_training_steps
+        if not interim:
+            return super()._validate()
+        full, self.val_dataloader = self.val_dataloader, self.interim_val_dataloader
+        try:
+            return super()._validate()
+        finally:
+            self.val_dataloader = full
 
     def _update_actor(self, batch: KVBatchMeta, metrics: dict) -> KVBatchMeta:
         rows_per_mini_batch = math.ceil(len(batch) / self.num_mini_batches)

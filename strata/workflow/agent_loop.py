@@ -28,7 +28,7 @@ from verl.utils import tensordict_utils as tu
 from strata.core.config import StrataConfig
 from strata.core.embedding import TextEmbedder, build_embedder
 from strata.core.prompting import PromptTemplates
-from strata.core.seeding import derive_seed
+from strata.core.seeding import derive_seed, task_sampling_seed
 from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
 from strata.workflow.dump import DumpSettings, DumpWriter, task_record
@@ -137,11 +137,9 @@ class StrataAgentLoop(AgentLoopBase):
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
 
     def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:
-        """The task's sampling seed: the run's ``rollout.seed``, the training step and the task. Validation
-        leaves the step out, so every validation samples with the same random numbers and the curve
-        moves only with the weights (common random numbers)."""
-        step = "validation" if validate else int(global_steps)
-        return derive_seed(int(self.rollout_config.get("seed", 0)), step, task.split, task.index)
+        """The task's sampling seed (`task_sampling_seed`): a validation game gets the same one at every step."""
+        step = None if validate else int(global_steps)
+        return task_sampling_seed(int(self.rollout_config.get("seed", 0)), task.split, task.index, step)
 
     def _evaluation_outputs(self, task: Task, rollout: TaskRollout) -> list[AgentLoopOutput]:
         strategy = rollout.strategies[0]
@@ -153,6 +151,7 @@ class StrataAgentLoop(AgentLoopBase):
             "won": float(trajectory.won),
             "is_correct": bool(trajectory.won),
             "subtask": task.subtask,
+            "split": task.split,
             "episode_length": float(trajectory.num_steps),
             "num_responses": len(candidates) + len(steps),
             "num_well_formed": sum(c.well_formed for c in candidates) + sum(s.well_formed for s in steps),

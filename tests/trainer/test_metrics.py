@@ -33,6 +33,28 @@ def test_validation_metrics_by_hand():
     assert metrics["val/end_reason/won"] == 3.0 and metrics["val/end_reason/step_limit"] == 1.0
 
 
+def test_a_validation_set_of_two_splits_reports_each_apart():
+    records = {
+        "won": [1.0, 0.0, 0.0, 1.0, 1.0],
+        "subtask": ["pick"] * 5,
+        "split": ["valid_seen", "valid_seen", "valid_seen", "train", "train"],
+        "episode_length": [4, 15, 15, 5, 7],
+        "num_responses": [4, 15, 15, 5, 7],
+        "num_well_formed": [4, 15, 15, 5, 7],
+        "num_admissible": [4, 5, 3, 5, 6],
+        "end_reason": ["won", "step_limit", "step_limit", "won", "won"],
+    }
+    metrics = validation_metrics(records)
+    assert metrics["val/split/valid_seen/success_rate"] == pytest.approx(1 / 3)
+    assert metrics["val/split/train/success_rate"] == 1.0
+    assert metrics["val/split/valid_seen/admissible_action_rate"] == pytest.approx(12 / 34)
+    assert metrics["val/split/train/admissible_action_rate"] == pytest.approx(11 / 12)
+    assert metrics["val/split/valid_seen/num_tasks"] == 3.0 and metrics["val/split/train/num_tasks"] == 2.0
+    assert metrics["val/average/metrics/success_rate"] == pytest.approx(3 / 5)
+    one_split = validation_metrics({**records, "split": ["valid_seen"] * 5})
+    assert not any(key.startswith("val/split/") for key in one_split)
+
+
 def test_validation_counts_episodes_the_token_budget_ended():
     """A budget-ended episode is a loss of fewer than H steps: counted on its own, as training counts it."""
     records = {

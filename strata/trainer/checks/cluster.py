@@ -30,6 +30,7 @@ SHARED_PATHS = (
     ("run.dir", "the run folder: every node's agent-loop workers write trajectory dumps there"),
     ("data.train_files", "the task runner, on any node, reads the task lists"),
     ("data.val_files", "the task runner, on any node, reads the task lists"),
+    ("data.interim_val_files", "the task runner, on any node, reads the task lists"),
     ("actor_rollout_ref.model.path", "every node's ranks and rollout servers load the model"),
 )
 

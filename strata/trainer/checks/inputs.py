@@ -139,8 +139,10 @@ def verl_validation(config: DictConfig) -> Iterator[tuple[Level, str]]:
 
 def task_lists(config: DictConfig) -> Iterator[tuple[Level, str]]:
     found = 0
-    for key in ("train_files", "val_files"):
+    for key in ("train_files", "val_files", "interim_val_files"):
         files = select(config, f"data.{key}")
+        if not files and key == "interim_val_files":
+            continue  # optional: the interim validations then play data.val_files
         if not files:
             yield Level.ERROR, (f"data.{key} is not set: build task lists with `strata prepare-data --out DIR` and "
                                 f"pass DATA=DIR (the recipes' variable) or data.{key}=.")
