@@ -1,112 +1,351 @@
-"""The ALFWorld learning benchmark: StraTA vs GRPO from the tiny ALFWorld agent, validation on held-out games.
+"""The ALFWorld learning benchmark: does RL improve the tiny ALFWorld agent, measured with a paired evaluation.
 
-    .venv/bin/python benchmarks/bench_alfworld_learning.py --out outputs/alfworld-learning        # everything
-    .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR --report-only                 # re-read runs
+    .venv/bin/python benchmarks/bench_alfworld_learning.py --out outputs/alfworld-learning \\
+        --algorithms strata grpo control --seeds 0 1                                          # everything
+    .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR --report-only             # re-read runs
 
-Builds the agent once (`strata build-alfworld-agent`, into ``DIR/agent``) unless it is there, then runs
-``recipes/train-strata-alfworld-agent-cpu.sh`` for each algorithm and seed (``DIR/<algo>-seed<k>``), each
-validating on the agent's held-out ``valid_seen`` games before training and every ``--test-freq`` steps.
-Then writes ``DIR/RESULTS.md`` and ``DIR/curve.png``: per algorithm and step, the mean success over seeds with
-a 95% interval over the seeds' games (normal approximation over seeds x games Bernoulli outcomes), and the
-runs' wall times. The held-out games are never trained on, and no setting is chosen by them.
+From nothing, in one invocation:
+
+1. builds the agent once (`strata build-alfworld-agent --valid-games H`, into ``DIR/agent``) unless it is there;
+2. writes two fixed game sets: ``held_out`` (the first H ``valid_seen`` games, never trained on) and
+   ``train_fixed`` (the first F of the ``rl_train`` games RL trains on);
+3. runs ``recipes/train-strata-alfworld-agent-cpu.sh`` per algorithm and seed (``DIR/<algorithm>-seed<S>``).
+   Every validation plays a game with the same sampling seed (a paired evaluation); step 0 and the last step
+   play both sets, the validations in between only ``train_fixed`` (``data.interim_val_files``). ``control`` is
+   StraTA with each task's rewards shuffled across its episodes (``+strata_test.permute_rewards=true``): it moves
+   the policy as much, without the signal;
+4. records, per run, ``<runs-dir>/<algorithm>-seed<S>/outcomes.jsonl`` (one line per validation episode,
+   `strata.report.outcomes`) and ``memory.jsonl`` (RSS of the run's whole process tree every ``--memory-every``
+   seconds, by kind of process);
+5. writes ``DIR/RESULTS.md`` and ``DIR/curve.png``: paired differences with 95% intervals (bootstrap over games,
+   `strata.report.paired`), each algorithm against the control, admissible-action rates, the step's time split
+   and the memory over each run, and whether the targets of issue #35 are met.
+
+No setting is chosen by the held-out games.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strata.report.curve import SUCCESS_KEY, extract_curve  # noqa: E402
-from strata.report.logs import read_metrics  # noqa: E402
+from strata.envs.task_list import read_task_list, write_task_list  # noqa: E402
 from strata.report.markdown import markdown_table  # noqa: E402
+from strata.report.outcomes import read_outcomes, validation_outcomes, write_outcomes  # noqa: E402
+from strata.report.paired import (  # noqa: E402
+    Interval,
+    bootstrap_mean,
+    difference_in_differences,
+    paired_difference,
+    per_game,
+)
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
+ALGORITHMS = ("strata", "grpo", "control")
+SPLITS = {"valid_seen": "held_out", "train": "train_fixed"}  # the dumped ALFWorld split -> the benchmark's set
+RECIPE_ALGORITHM = {"strata": "strata", "grpo": "grpo", "control": "strata"}
+EXTRA_OVERRIDES = {"control": ["+strata_test.permute_rewards=true"]}
+TIMINGS = ("gen", "old_log_prob", "ref", "update_actor", "step", "testing")
+# Targets of issue #35, in points: on train_fixed StraTA beats the control by this much, on held_out it gains this.
+TRAIN_TARGET, HELD_OUT_TARGET = 0.15, 0.05
 
 
-def run_dir(out: Path, algorithm: str, seed: int) -> Path:
-    return out / f"{algorithm}-seed{seed}"
+def run_name(algorithm: str, seed: int) -> str:
+    return f"{algorithm}-seed{seed}"
 
 
-def build_agent(agent: Path) -> None:
-    if (agent / "agent.json").is_file():
-        return
-    subprocess.run([sys.executable, "-m", "strata.cli", "build-alfworld-agent", "--out", str(agent)], check=True,
-                   cwd=ROOT)
+def build_agent(agent: Path, held_out_games: int) -> None:
+    if not (agent / "agent.json").is_file():
+        subprocess.run([sys.executable, "-m", "strata.cli", "build-alfworld-agent", "--out", str(agent),
+                        "--valid-games", str(held_out_games)], check=True, cwd=ROOT)
+    games = json.loads((agent / "agent.json").read_text(encoding="utf-8"))["splits"]["valid_seen"]["games"]
+    if games < held_out_games:
+        raise SystemExit(f"{agent} holds {games} held-out games, fewer than --held-out-games {held_out_games}: "
+                         f"build another agent (strata build-alfworld-agent --valid-games {held_out_games})")
 
 
-def train(out: Path, agent: Path, algorithm: str, seed: int, steps: int, test_freq: int) -> float:
-    """One run of the recipe; its wall time in seconds (recorded next to its metrics)."""
-    target = run_dir(out, algorithm, seed)
-    env = {**os.environ, "AGENT": str(agent), "ALGO": algorithm, "SEED": str(seed), "OUT": str(target),
-           "STEPS": str(steps), "TEST_FREQ": str(test_freq), "PY": sys.executable}
+def write_game_sets(agent: Path, sets: Path, held_out_games: int, train_fixed_games: int) -> dict[str, Path]:
+    """The two fixed evaluation sets as task lists: the first games of ``valid_seen`` and of ``rl_train``."""
+    paths = {"held_out": sets / "held_out.parquet", "train_fixed": sets / "train_fixed.parquet"}
+    rl_games = read_task_list(agent / "rl_train.parquet")
+    if len(rl_games) < train_fixed_games:
+        raise SystemExit(f"{agent} has {len(rl_games)} RL games, fewer than --train-fixed-games {train_fixed_games}")
+    write_task_list(read_task_list(agent / "valid_seen.parquet")[:held_out_games], paths["held_out"])
+    write_task_list(rl_games[:train_fixed_games], paths["train_fixed"])
+    return paths
+
+
+def descendants(pid: int) -> list:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def process_kind(process) -> str:
+    """A short name for a process of the run: Ray actors by their class, engines and workers by their name."""
+    try:
+        command = process.cmdline()
+    except Exception:  # noqa: BLE001 - a process that ended while being read
+        return "gone"
+    head = command[0] if command else process.name()
+    if head.startswith("ray::"):
+        return head.split(".")[0][:40]
+    if any("strata.trainer.main" in part for part in command):
+        return "trainer"
+    if any("raylet" in part or "gcs_server" in part for part in command):
+        return "ray-system"
+    return Path(head).name[:40]
+
+
+class MemorySampler(threading.Thread):
+    """Every ``every`` seconds, the RSS (MiB) of the run's whole process tree by kind, with the step it is on."""
+
+    def __init__(self, pid: int, metrics: Path, out: Path, every: float) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.metrics, self.out, self.every = pid, metrics, out, every
+        self.stopped = threading.Event()
+        self.started_at = time.perf_counter()
+
+    def _step(self) -> int:
+        if not self.metrics.is_file():
+            return 0
+        lines = self.metrics.read_text(encoding="utf-8").splitlines()
+        return json.loads(lines[-1]).get("step", 0) if lines else 0
+
+    def run(self) -> None:
+        with self.out.open("w", encoding="utf-8") as handle:
+            while not self.stopped.wait(self.every):
+                by_kind: dict[str, float] = {}
+                for process in descendants(self.pid):
+                    try:
+                        rss = process.memory_info().rss / 2**20
+                    except Exception:  # noqa: BLE001
+                        continue
+                    kind = process_kind(process)
+                    by_kind[kind] = round(by_kind.get(kind, 0.0) + rss, 1)
+                handle.write(json.dumps({"seconds": round(time.perf_counter() - self.started_at), "step": self._step(),
+                                         "rss_mib": round(sum(by_kind.values()), 1), "by_kind": by_kind}) + "\n")
+                handle.flush()
+
+
+def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorithm: str, seed: int, steps: int,
+          test_freq: int, memory_every: float) -> float:
+    """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files."""
+    target, record = out / run_name(algorithm, seed), runs_dir / run_name(algorithm, seed)
+    target.mkdir(parents=True, exist_ok=True)
+    record.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "AGENT": str(agent), "ALGO": RECIPE_ALGORITHM[algorithm], "SEED": str(seed),
+           "OUT": str(target), "STEPS": str(steps), "TEST_FREQ": str(test_freq), "PY": sys.executable,
+           "VAL": f"[{sets['held_out']},{sets['train_fixed']}]", "INTERIM_VAL": str(sets["train_fixed"])}
+    env.pop("DRY_RUN", None)
     began = time.perf_counter()
-    subprocess.run(["bash", str(RECIPE)], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    with open(target / "bench.log", "w", encoding="utf-8") as log:
+        process = subprocess.Popen(["bash", str(RECIPE), *EXTRA_OVERRIDES.get(algorithm, [])], cwd=ROOT, env=env,
+                                   stdout=log, stderr=subprocess.STDOUT)
+        sampler = MemorySampler(process.pid, target / "metrics.jsonl", record / "memory.jsonl", memory_every)
+        sampler.start()
+        code = process.wait()
+        sampler.stopped.set()
+        sampler.join()
     seconds = time.perf_counter() - began
-    (target / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1)}) + "\n", encoding="utf-8")
+    if code:
+        raise SystemExit(f"{run_name(algorithm, seed)} failed (exit {code}); see {target / 'bench.log'}")
+    (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps}) + "\n",
+                                           encoding="utf-8")
+    write_outcomes(validation_outcomes(target, seed, SPLITS, root=agent), record / "outcomes.jsonl")
     return seconds
 
 
-def interval(rates: list[float], games: int) -> tuple[float, float]:
-    """Mean over seeds and the half-width of a 95% interval over all seeds' games."""
-    mean = sum(rates) / len(rates)
-    n = games * len(rates)
-    return mean, 1.96 * math.sqrt(max(mean * (1 - mean), 0.0) / n) if n else 0.0
+# --- the report -----------------------------------------------------------------------------------------------
 
-
-def collect(out: Path, algorithms: list[str], seeds: list[int]) -> dict[str, dict[int, dict[int, float]]]:
-    """algorithm -> step -> seed -> held-out success, for the runs that logged validation."""
-    curves: dict[str, dict[int, dict[int, float]]] = {}
+def load_runs(runs_dir: Path, algorithms: list[str], seeds: list[int]) -> dict[str, list[dict]]:
+    """Algorithm -> the outcome rows of all its seeds' runs (those that finished)."""
+    runs: dict[str, list[dict]] = {}
     for algorithm in algorithms:
         for seed in seeds:
-            metrics = run_dir(out, algorithm, seed) / "metrics.jsonl"
-            if not metrics.is_file():
-                continue
-            curve = extract_curve(read_metrics([metrics]), SUCCESS_KEY)
-            for step, value in zip(curve.steps, curve.values, strict=True):
-                curves.setdefault(algorithm, {}).setdefault(step, {})[seed] = value
-    return curves
+            path = runs_dir / run_name(algorithm, seed) / "outcomes.jsonl"
+            if path.is_file():
+                runs.setdefault(algorithm, []).extend(read_outcomes(path))
+    return runs
 
 
-def write_report(out: Path, agent: Path, curves: dict, seeds: list[int]) -> Path:
+def steps_of(rows: list[dict], split: str) -> list[int]:
+    return sorted({row["step"] for row in rows if row["split"] == split})
+
+
+def curve(rows: list[dict], split: str, field: str = "won") -> list[tuple[int, Interval]]:
+    """Per validated step: the mean of ``field`` over games (averaged over seeds) with its bootstrap interval."""
+    return [(step, bootstrap_mean(list(per_game(rows, step, split, field).values()))) for step in steps_of(rows, split)]
+
+
+def plot(runs: dict[str, list[dict]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    manifest = json.loads((agent / "agent.json").read_text(encoding="utf-8"))
-    games = manifest["recipe"]["valid_games"]
-    rows = []
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for algorithm, by_step in sorted(curves.items()):
-        steps = sorted(by_step)
-        means, halves = zip(*(interval(list(by_step[s].values()), games) for s in steps), strict=True)
-        axes.plot(steps, [100 * m for m in means], marker="o", label=algorithm)
-        axes.fill_between(steps, [100 * (m - h) for m, h in zip(means, halves, strict=True)],
-                          [100 * (m + h) for m, h in zip(means, halves, strict=True)], alpha=0.2)
-        for step, mean, half in zip(steps, means, halves, strict=True):
-            per_seed = ", ".join(f"{by_step[step][k]:.0%}" for k in sorted(by_step[step]))
-            rows.append([algorithm, str(step), f"{mean:.1%} ± {half:.1%}", per_seed])
-    axes.set_xlabel("training step")
-    axes.set_ylabel(f"held-out success, % ({games} valid_seen games)")
-    axes.legend()
-    axes.grid(alpha=0.3)
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for axis, split in zip(axes, ("train_fixed", "held_out"), strict=True):
+        for algorithm, rows in sorted(runs.items()):
+            points = curve(rows, split)
+            if not points:
+                continue
+            steps = [s for s, _ in points]
+            axis.plot(steps, [100 * i.mean for _, i in points], marker="o", label=algorithm)
+            axis.fill_between(steps, [100 * i.low for _, i in points], [100 * i.high for _, i in points], alpha=0.2)
+        games = max((len(per_game(rows, 0, split)) for rows in runs.values()), default=0)
+        axis.set_title(f"{split} ({games} games, mean and 95% interval)")
+        axis.set_xlabel("training step")
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel("success, %")
+    axes[0].legend()
     figure.tight_layout()
-    figure.savefig(out / "curve.png", dpi=120)
-    walls = {p.parent.name: json.loads(p.read_text())["seconds"] for p in sorted(out.glob("*/wall_time.json"))}
+    figure.savefig(path, dpi=120)
+
+
+def _last_common_step(rows: list[dict], split: str) -> int | None:
+    steps = steps_of(rows, split)
+    return steps[-1] if len(steps) > 1 else None
+
+
+def paired_rows(runs: dict[str, list[dict]]) -> list[list[str]]:
+    """Per algorithm and set: success and admissible rate at step 0 and at the last step, and their paired change."""
+    table = []
+    for algorithm, rows in sorted(runs.items()):
+        for split in ("train_fixed", "held_out"):
+            last = _last_common_step(rows, split)
+            if last is None:
+                continue
+            first, final = per_game(rows, 0, split), per_game(rows, last, split)
+            admissible = paired_difference(rows, 0, last, split, "admissible_rate")
+            table.append([algorithm, split, str(len(first)), f"0 -> {last}",
+                          f"{100 * _mean(first):.1f} -> {100 * _mean(final):.1f}",
+                          paired_difference(rows, 0, last, split).as_points(),
+                          f"{100 * _mean(per_game(rows, 0, split, 'admissible_rate')):.1f} -> "
+                          f"{100 * _mean(per_game(rows, last, split, 'admissible_rate')):.1f}",
+                          admissible.as_points()])
+    return table
+
+
+def _mean(values: dict[str, float]) -> float:
+    return sum(values.values()) / len(values) if values else 0.0
+
+
+def against_control(runs: dict[str, list[dict]]) -> tuple[list[list[str]], dict[str, Interval]]:
+    """Each algorithm's paired change minus the control's, per set, on the games both played."""
+    table, found = [], {}
+    control = runs.get("control")
+    for algorithm, rows in sorted(runs.items()):
+        if control is None or algorithm == "control":
+            continue
+        for split in ("train_fixed", "held_out"):
+            last, last_control = _last_common_step(rows, split), _last_common_step(control, split)
+            if last is None or last != last_control:
+                continue
+            interval = difference_in_differences(rows, control, 0, last, split)
+            found[f"{algorithm}/{split}"] = interval
+            table.append([algorithm, split, f"0 -> {last}", str(interval.games), interval.as_points()])
+    return table, found
+
+
+def targets(runs: dict[str, list[dict]], versus_control: dict[str, Interval]) -> list[str]:
+    lines = []
+    train = versus_control.get("strata/train_fixed")
+    if train is None:
+        lines.append("- Fixed training set, StraTA vs control: not measured (needs both runs, ending at one step).")
+    else:
+        met = train.mean >= TRAIN_TARGET and train.excludes_zero()
+        lines.append(f"- Fixed training set, StraTA's gain minus the control's: {train.as_points()} points "
+                     f"(target >= +{100 * TRAIN_TARGET:.0f}, interval excluding 0): **{'met' if met else 'not met'}**.")
+    strata = runs.get("strata")
+    last = _last_common_step(strata, "held_out") if strata else None
+    if last is None:
+        lines.append("- Held-out games, StraTA's paired difference: not measured.")
+    else:
+        held_out = paired_difference(strata, 0, last, "held_out")
+        met = held_out.mean >= HELD_OUT_TARGET and held_out.excludes_zero()
+        lines.append(f"- Held-out games, StraTA's paired difference (step 0 -> {last}): {held_out.as_points()} "
+                     f"points (target >= +{100 * HELD_OUT_TARGET:.0f}, interval excluding 0): "
+                     f"**{'met' if met else 'not met'}**.")
+    return lines
+
+
+def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
+    """Mean seconds of each phase over a run's training steps (verl's ``timing_s/*``)."""
+    table = []
+    for name in names:
+        metrics = out / name / "metrics.jsonl"
+        if not metrics.is_file():
+            continue
+        steps = [json.loads(line)["data"] for line in metrics.read_text(encoding="utf-8").splitlines()]
+        steps = [row for row in steps if "timing_s/step" in row]
+        cells = []
+        for phase in TIMINGS:
+            values = [row[f"timing_s/{phase}"] for row in steps if f"timing_s/{phase}" in row]
+            cells.append(f"{sum(values) / len(values):.1f}" if values else "-")
+        table.append([name, str(len(steps)), *cells])
+    return table
+
+
+def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
+    """RSS of a run's process tree at its first and last training step, and the largest sample."""
+    table = []
+    for name in names:
+        path = runs_dir / name / "memory.jsonl"
+        samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+        training = [s for s in samples if s["step"] >= 1]
+        if len(training) < 2:
+            continue
+        first, last = training[0], training[-1]
+        largest = max(samples, key=lambda s: s["rss_mib"])
+        table.append([name, f"{first['rss_mib']:.0f} (step {first['step']})",
+                      f"{last['rss_mib']:.0f} (step {last['step']})",
+                      f"{last['rss_mib'] - first['rss_mib']:+.0f}", f"{largest['rss_mib']:.0f}"])
+    return table
+
+
+def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], seeds: list[int]) -> Path:
+    runs = load_runs(runs_dir, algorithms, seeds)
+    names = [run_name(a, s) for a in algorithms for s in seeds]
+    plot(runs, out / "curve.png")
+    manifest = json.loads((agent / "agent.json").read_text(encoding="utf-8"))
+    walls = {name: json.loads((runs_dir / name / "wall_time.json").read_text())
+             for name in names if (runs_dir / name / "wall_time.json").is_file()}
+    control_table, versus_control = against_control(runs)
     text = "\n".join([
         "# ALFWorld learning benchmark (generated by benchmarks/bench_alfworld_learning.py)", "",
-        f"Agent: {agent} — held-out success at build {manifest['held_out_success']:.0%} (StraTA, T=0.7)", "",
-        markdown_table(["algorithm", "step", "success (mean ± 95%)", "per seed"], rows), "",
-        "Wall time per run (s): " + ", ".join(f"{k} {v:.0f}" for k, v in walls.items()), "",
+        f"Agent: {agent}: held-out success at build {manifest['held_out_success']:.1%} on "
+        f"{manifest['splits']['valid_seen']['games']} games (in-process evaluation, StraTA, T=0.7).", "",
+        "## Targets", "", *targets(runs, versus_control), "",
+        "## Paired change from step 0 (per game, averaged over seeds; 95% bootstrap interval over games, points)", "",
+        markdown_table(["algorithm", "set", "games", "steps", "success %", "success change",
+                        "admissible %", "admissible change"], paired_rows(runs)), "",
+        "## Against the control (each algorithm's paired change minus the control's, same games)", "",
+        markdown_table(["algorithm", "set", "steps", "games", "difference"], control_table), "",
+        "## Curves (mean over games and seeds, 95% interval)", "",
+        markdown_table(["algorithm", "set", "step", "success %", "95% interval"],
+                       [[a, split, str(step), f"{100 * i.mean:.1f}", f"[{100 * i.low:.1f}, {100 * i.high:.1f}]"]
+                        for a, rows in sorted(runs.items()) for split in ("train_fixed", "held_out")
+                        for step, i in curve(rows, split)]), "",
+        "## Step time (mean seconds over a run's steps)", "",
+        markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
+        "## Memory (RSS of the run's process tree, MiB)", "",
+        markdown_table(["run", "first step", "last step", "growth", "largest"], memory_rows(runs_dir, names)), "",
+        "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
+                                          for k, v in walls.items()), "",
     ])
     report = out / "RESULTS.md"
     report.write_text(text, encoding="utf-8")
@@ -117,22 +356,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--agent", type=Path, help="a built agent folder (default: OUT/agent, built if missing)")
-    parser.add_argument("--algorithms", nargs="+", default=["strata", "grpo"], choices=["strata", "grpo"])
+    parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "runs" / "alfworld",
+                        help="where each run's outcomes.jsonl, memory.jsonl and wall_time.json go")
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--test-freq", type=int, default=5)
-    parser.add_argument("--report-only", action="store_true", help="only read the runs already in OUT")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--test-freq", type=int, default=5, help="train_fixed every this many steps")
+    parser.add_argument("--held-out-games", type=int, default=300)
+    parser.add_argument("--train-fixed-games", type=int, default=64)
+    parser.add_argument("--memory-every", type=float, default=20.0, help="seconds between memory samples")
+    parser.add_argument("--report-only", action="store_true", help="only read the runs already recorded")
     args = parser.parse_args()
     out = args.out.resolve()
     agent = (args.agent or out / "agent").resolve()
+    runs_dir = args.runs_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        build_agent(agent)
+        build_agent(agent, args.held_out_games)
+        sets = write_game_sets(agent, out / "sets", args.held_out_games, args.train_fixed_games)
         for seed in args.seeds:
             for algorithm in args.algorithms:
-                seconds = train(out, agent, algorithm, seed, args.steps, args.test_freq)
-                print(f"{algorithm} seed {seed}: {seconds / 60:.1f} min", flush=True)
-    report = write_report(out, agent, collect(out, args.algorithms, args.seeds), args.seeds)
+                seconds = train(out, runs_dir, agent, sets, algorithm, seed, args.steps, args.test_freq,
+                                args.memory_every)
+                print(f"{run_name(algorithm, seed)}: {seconds / 60:.1f} min", flush=True)
+    report = write_report(out, runs_dir, agent, args.algorithms, args.seeds)
     print(report.read_text(encoding="utf-8"))
     return 0
 

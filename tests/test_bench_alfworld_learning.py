@@ -1,0 +1,76 @@
+"""The learning benchmark's report, from recorded runs (the runs themselves take hours: benchmarks/)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_alfworld_learning.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_alfworld_learning", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _outcomes(seed: int, wins: dict[tuple[int, str], int], games: dict[str, int]) -> list[dict]:
+    """Per (step, set), the first ``wins`` games won; every game's admissible rate 0.25 at step 0, 0.5 after."""
+    return [{"step": step, "split": split, "game": f"{split}/{g}", "seed": seed, "won": g < won,
+             "admissible_rate": 0.25 if step == 0 else 0.5}
+            for (step, split), won in wins.items() for g in range(games[split])]
+
+
+def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
+    (runs / name).mkdir(parents=True)
+    (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (runs / name / "wall_time.json").write_text(json.dumps({"seconds": 3600.0, "steps": 10}))
+    memory = [{"seconds": 20 * i, "step": i, "rss_mib": 9000.0 + i, "by_kind": {}} for i in range(11)]
+    (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
+    (out / name).mkdir(parents=True)
+    timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0}
+    (out / name / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": timing}) + "\n"
+                                                      for s in range(1, 11)))
+
+
+def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: Path) -> None:
+    bench = _bench()
+    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300}}}))
+    games = {"held_out": 300, "train_fixed": 64}
+    for seed in (0, 1):
+        _record(runs, out, f"strata-seed{seed}", _outcomes(seed, {
+            (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 10,
+            (10, "held_out"): 60, (10, "train_fixed"): 20}, games))
+        _record(runs, out, f"control-seed{seed}", _outcomes(seed, {
+            (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 1,
+            (10, "held_out"): 27, (10, "train_fixed"): 2}, games))
+    report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
+    # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.
+    assert "StraTA's gain minus the control's: +28.1 [" in report and "interval excluding 0): **met**" in report
+    assert "StraTA's paired difference (step 0 -> 10): +10.0 [" in report  # 30 -> 60 of 300
+    assert "| strata | held_out | 300 | 0 -> 10 | 10.0 -> 20.0 | +10.0 [" in report
+    assert "| control | train_fixed | 0 -> 10 | 64 |" not in report  # the control is not compared with itself
+    assert "| strata | train_fixed | 0 -> 10 | 64 | +28.1 [" in report
+    assert "| 25.0 -> 50.0 | +25.0 [+25.0, +25.0] |" in report  # admissible rate, the same on every game
+    assert "| strata | train_fixed | 5 | 15.6 |" in report  # the curve has the interim step
+    assert "| strata-seed0 | 10 | 30.0 | - | - | 20.0 | 58.0 | - |" in report
+    assert "| strata-seed0 | 9001 (step 1) | 9010 (step 10) | +9 | 9010 |" in report
+    assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> None:
+    bench = _bench()
+    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.2, "splits": {"valid_seen": {"games": 300}}}))
+    _record(runs, out, "strata-seed0", _outcomes(0, {(0, "held_out"): 30, (10, "held_out"): 27,
+                                                     (0, "train_fixed"): 5, (10, "train_fixed"): 5},
+                                                 {"held_out": 300, "train_fixed": 64}))
+    report = bench.write_report(out, runs, agent, ["strata", "control"], [0]).read_text()
+    assert "StraTA vs control: not measured" in report
+    assert "StraTA's paired difference (step 0 -> 10): -1.0 [" in report and "**not met**" in report
