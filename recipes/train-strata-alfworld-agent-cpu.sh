@@ -13,6 +13,11 @@
 # (use_remove_padding=false): on a CPU, packed rows make transformers' sdpa build a block mask over the whole
 # micro-batch, ~3x slower than padded rows (benchmarks/RESULTS_alfworld_learning.md). The GPU recipes keep
 # remove-padding, which flash-attention makes free there.
+# One optimizer step a training step (ppo_mini_batch_size = tasks per step, one epoch), so the update starts from
+# the weights that sampled: the old log-probs are the rollout's own (algorithm.rollout_correction.bypass_mode, the
+# plain clipped loss with vLLM's log-probs as its anchor, ~1e-5 from FSDP's on a CPU) and verl's old-log-prob
+# pass is skipped (~17 s of a 64-episode step). Its entropy metric goes with it: strata/sampled_token_nll
+# estimates the same from the sampled tokens.
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +73,7 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=16 \
   actor_rollout_ref.actor.optim.lr=$LR \
+  algorithm.rollout_correction.bypass_mode=true \
   ++strata.trajectory_rows=per_step \
   ++strata.prompts.history_window=2 \
   strata.max_tokens_per_response=96 \

@@ -24,6 +24,19 @@ def _rate(numerator: float, denominator: float) -> float:
     return float(numerator) / float(denominator) if denominator else 0.0
 
 
+def sampled_token_nll(logprobs: Sequence[torch.Tensor], masks: Sequence[torch.Tensor]) -> float:
+    """Mean −log π(token) over the trained tokens of a step's rows, from the rollout's own log-probs.
+
+    Training samples at temperature 1, so this is an unbiased estimate of the policy's per-token entropy on the
+    states it visits. It is logged whether or not verl's old-log-prob pass runs (that pass logs
+    ``actor/entropy``; the CPU benchmark recipe skips it, ``algorithm.rollout_correction.bypass_mode``), so a
+    policy that sharpens without learning (the benchmark's control) shows it.
+    """
+    total = sum(float((-p * m).sum()) for p, m in zip(logprobs, masks, strict=True))
+    tokens = sum(float(m.sum()) for m in masks)
+    return _rate(total, tokens)
+
+
 def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Sequence[torch.Tensor]) -> dict:
     """``strata/*`` metrics of one training step from its rows (padding rows excluded)."""
     strategy = [float(a[0]) for e, a in zip(extras, advantages, strict=True)

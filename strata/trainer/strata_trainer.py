@@ -21,9 +21,11 @@
    against the manifest. With ``checkpoint.async_save`` verl returns before the files are written, so
    neither is written then (verl itself leaves the pointer alone in that mode).
 
-One switch exists for the learning check only (design/TESTING.md): ``+strata_test.flip_advantage_sign=true``
-negates every advantage, the control run showing that success rises *because of* the advantages' sign.
-It is absent from every shipped config.
+Two switches exist for control runs only, both absent from every shipped config: the learning check's
+``+strata_test.flip_advantage_sign=true`` (design/TESTING.md) negates every advantage here, showing that success
+rises *because of* the advantages' sign; the ALFWorld benchmark's ``+strata_test.permute_rewards=true`` shuffles
+each task's rewards before its advantages (`strata.workflow.rows.trained_rewards`), a run that moves the policy
+as much without the signal.
 
 Registered as ``trainer.v1.trainer_mode=strata``; everything else (FSDP actor, reference, KL loss,
 clipped surrogate, checkpoints, weight sync) is verl's own code path.
@@ -53,7 +55,7 @@ from strata.checkpoint.layout import step_dir_name
 from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import write_latest_pointer
 from strata.report.wandb_table import log_episode_table
-from strata.trainer.metrics import strata_training_metrics, validation_metrics
+from strata.trainer.metrics import sampled_token_nll, strata_training_metrics, validation_metrics
 from strata.workflow.dump import DumpSettings
 
 logger = logging.getLogger(__name__)
@@ -161,8 +163,10 @@ class StrataTrainer(PPOTrainerSync):
         write_latest_pointer(root, self.global_steps)
 
     def _compute_advantage(self, batch: KVBatchMeta, metrics: dict) -> KVBatchMeta:
+        sampled = bool(self.config.actor_rollout_ref.rollout.get("calculate_log_probs", False))
         data = tq.kv_batch_get(
-            keys=batch.keys, partition_id=batch.partition_id, select_fields=["response_mask", "extra_fields"]
+            keys=batch.keys, partition_id=batch.partition_id,
+            select_fields=["response_mask", "extra_fields", *(["rollout_log_probs"] if sampled else [])],
         )
         response_mask = data["response_mask"]
         lengths = response_mask.offsets().diff().tolist()
@@ -206,6 +210,11 @@ class StrataTrainer(PPOTrainerSync):
             [a for a, r in zip(advantages, real, strict=True) if r],
         ))
         metrics["strata/num_trained_rows"] = float(sum(r and not f for r, f in zip(real, filtered, strict=True)))
+        if sampled:
+            masks, logprobs = response_mask.unbind(), data["rollout_log_probs"].unbind()
+            metrics["strata/sampled_token_nll"] = sampled_token_nll(
+                [p for p, r in zip(logprobs, real, strict=True) if r],
+                [m for m, r in zip(masks, real, strict=True) if r])
         return batch
 
     def on_step_end(self) -> None:

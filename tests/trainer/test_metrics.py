@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from strata.trainer.metrics import strata_training_metrics, validation_metrics
+from strata.trainer.metrics import sampled_token_nll, strata_training_metrics, validation_metrics
 
 
 def test_validation_metrics_by_hand():
@@ -176,3 +176,10 @@ def test_the_zero_variance_filter_masks_real_rows_of_flat_groups_unless_nothing_
     # Every real row flat: an update with no trained token would be 0/0, so the step keeps them all.
     assert filtered_rows([True, True, False], [True, True, False]) == [False, False, False]
     assert filtered_rows([False, False], [True, True]) == [False, False]
+
+
+def test_sampled_token_nll_averages_the_trained_tokens_only():
+    logprobs = [torch.tensor([-1.0, -2.0, -9.0]), torch.tensor([-0.5])]
+    masks = [torch.tensor([1, 1, 0]), torch.tensor([1])]  # the -9 is an environment token: masked out
+    assert sampled_token_nll(logprobs, masks) == pytest.approx((1.0 + 2.0 + 0.5) / 3)
+    assert sampled_token_nll([], []) == 0.0
