@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from strata.envs.task_list import read_task_list, write_task_list  # noqa: E402
+from strata.report.dumps import dump_files, load_step  # noqa: E402
 from strata.report.markdown import markdown_table  # noqa: E402
 from strata.report.outcomes import read_outcomes, validation_outcomes, write_outcomes  # noqa: E402
 from strata.report.paired import (  # noqa: E402
@@ -48,12 +49,14 @@ from strata.report.paired import (  # noqa: E402
     paired_difference,
     per_game,
 )
+from strata.report.situations import situation_table  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
 ALGORITHMS = ("strata", "grpo", "control")
 SPLITS = {"valid_seen": "held_out", "train": "train_fixed"}  # the dumped ALFWorld split -> the benchmark's set
 RECIPE_ALGORITHM = {"strata": "strata", "grpo": "grpo", "control": "strata"}
 EXTRA_OVERRIDES = {"control": ["+strata_test.permute_rewards=true"]}
+SITUATION_VERBS = ("take", "go", "open", "put")
 TIMINGS = ("gen", "old_log_prob", "ref", "update_actor", "step", "testing")
 # Targets of issue #35, in points: on train_fixed StraTA beats the control by this much, on held_out it gains this.
 TRAIN_TARGET, HELD_OUT_TARGET = 0.15, 0.05
@@ -317,6 +320,23 @@ def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def situation_rows(out: Path, names: list[str]) -> list[list[str]]:
+    """Held-out admissible rate by verb and by whether the task's object was in view, at each run's first and last
+    validation (from its dumps): where the agent's actions are refused, and whether RL changed it."""
+    table = []
+    for name in names:
+        steps = dump_files(out / name / "rollouts", "valid")
+        held_out = {step: [r for r in load_step(files) if SPLITS.get(r["task"]["split"]) == "held_out"]
+                    for step, files in steps.items()}
+        held_out = {step: records for step, records in held_out.items() if records}
+        for step in sorted(held_out)[:1] + sorted(held_out)[1:][-1:]:
+            for (verb, in_view), (admitted, total) in situation_table(held_out[step]).items():
+                if verb in SITUATION_VERBS:
+                    table.append([name, str(step), verb, "yes" if in_view else "no", str(total),
+                                  f"{100 * admitted / total:.1f}"])
+    return table
+
+
 def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], seeds: list[int]) -> Path:
     runs = load_runs(runs_dir, algorithms, seeds)
     names = [run_name(a, s) for a in algorithms for s in seeds]
@@ -340,6 +360,9 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
                        [[a, split, str(step), f"{100 * i.mean:.1f}", f"[{100 * i.low:.1f}, {100 * i.high:.1f}]"]
                         for a, rows in sorted(runs.items()) for split in ("train_fixed", "held_out")
                         for step, i in curve(rows, split)]), "",
+        "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
+        markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
+        "",
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
         "## Memory (RSS of the run's process tree, MiB)", "",

@@ -6,6 +6,9 @@ import importlib.util
 import json
 from pathlib import Path
 
+from strata.envs.tasks import Task
+from strata.workflow.dump import DumpSettings, DumpWriter
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_alfworld_learning.py"
 
@@ -36,6 +39,19 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
                                                       for s in range(1, 11)))
 
 
+def _dump_take_steps(run: Path) -> None:
+    """Held-out dumps at steps 0, 5 and 10: one take, refused at 0 (object not in view), admitted at 5 and 10."""
+    writer = DumpWriter(DumpSettings(run_dir=run))
+    task = Task("/agent/valid/pick-1/trial/game.tw-pddl", "pick_and_place_simple", "valid_seen", 0)
+    for step, seen in ((0, "a handtowel 1"), (5, "a spraybottle 1"), (10, "a spraybottle 1")):
+        steps = [{"action": "take spraybottle 1 from sidetable 1", "command": "take spraybottle 1 from sidetable 1",
+                  "admissible": step > 0, "observation": "Nothing happens."}]
+        record = {"schema": 1, "step": step, "task": {"split": "valid_seen", "index": 0, "game_file": task.game_file},
+                  "task_description": "put a spraybottle in toilet.", "initial_observation": f"You see {seen}.",
+                  "strategies": [{"trajectories": [{"won": False, "steps": steps}]}]}
+        writer.maybe_write("valid", step, task, lambda r=record: r)
+
+
 def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: Path) -> None:
     bench = _bench()
     out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
@@ -49,7 +65,10 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
         _record(runs, out, f"control-seed{seed}", _outcomes(seed, {
             (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 1,
             (10, "held_out"): 27, (10, "train_fixed"): 2}, games))
+    _dump_take_steps(out / "strata-seed0")
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
+    assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
+    assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
     # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.
     assert "StraTA's gain minus the control's: +28.1 [" in report and "interval excluding 0): **met**" in report
     assert "StraTA's paired difference (step 0 -> 10): +10.0 [" in report  # 30 -> 60 of 300

@@ -1,0 +1,63 @@
+"""Where an ALFWorld agent's actions are refused: admissible rate by verb and by whether the task's object is in view.
+
+The tiny CPU agent's main mistake is a well-formed action the room does not admit: it takes the task's object
+wherever it arrives ("take spraybottle 1 from sidetable 1" where the sidetable holds a hand towel). Counting each
+step by its verb (``take``, ``go``, ``open``, ...) and by whether the task's object was named in the observation
+the agent acted on separates "cannot find" from "does not look": an agent that conditions on what it sees admits
+nearly every ``take`` when the object is in view and issues few when it is not.
+
+Read from validation dumps (`strata.workflow.dump`), so the same table comes from any run folder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# ALFWorld's pick goals: "put a spraybottle in toilet." / "put some soapbar on countertop."
+_GOAL = re.compile(r"\bput (?:a|an|some|two) (\w+) (?:in|on|in/on)\b")
+
+
+def task_object(description: str) -> str | None:
+    """The object a pick goal names (``spraybottle``), None for another kind of goal."""
+    match = _GOAL.search(description.lower())
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Situation:
+    """One action step: its verb, whether the task's object was in the observation it answered, and whether
+    the environment admitted it (None: malformed, nothing was sent)."""
+
+    verb: str
+    object_in_view: bool
+    admissible: bool | None
+
+
+def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
+    """The steps of a dumped task's episodes, each with the observation it was chosen from."""
+    target = task_object(record.get("task_description") or "")
+    if target is None:
+        return
+    in_view = re.compile(rf"\b{re.escape(target)} \d+")
+    for strategy in record["strategies"]:
+        for trajectory in strategy["trajectories"]:
+            observation = record.get("initial_observation") or ""
+            for step in trajectory["steps"]:
+                action = step["command"] or step["action"] or ""
+                verb = action.split()[0].lower() if action.strip() else "(none)"
+                yield Situation(verb, bool(in_view.search(observation)), step["admissible"])
+                observation = step["observation"]
+
+
+def situation_table(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, bool], tuple[int, int]]:
+    """(verb, object in view) -> (admitted steps, steps), over every step of ``records``."""
+    counts: dict[tuple[str, bool], list[int]] = {}
+    for record in records:
+        for situation in episode_situations(record):
+            cell = counts.setdefault((situation.verb, situation.object_in_view), [0, 0])
+            cell[0] += bool(situation.admissible)
+            cell[1] += 1
+    return {key: (admitted, total) for key, (admitted, total) in sorted(counts.items())}

@@ -1,0 +1,38 @@
+"""Refused actions by verb and by whether the task's object was in view, from a hand-written dump record."""
+
+from __future__ import annotations
+
+from strata.report.situations import Situation, episode_situations, situation_table, task_object
+
+
+def _step(action: str | None, admissible: bool | None, observation: str) -> dict:
+    return {"action": action, "command": action, "admissible": admissible, "observation": observation}
+
+
+RECORD = {
+    "task_description": "Your task is to: put some spraybottle on toilet.",
+    "initial_observation": "You are in the middle of a room. You see a sidetable 1, a toilet 1.",
+    "strategies": [{"trajectories": [{"steps": [
+        _step("go to sidetable 1", True, "On the sidetable 1, you see a handtowel 1."),
+        _step("take spraybottle 1 from sidetable 1", False, "Nothing happens."),  # not in view: the mistake
+        _step(None, None, "Answer with <action>."),  # malformed
+        _step("go to cabinet 1", True, "On the cabinet 1, you see a spraybottle 2."),
+        _step("take spraybottle 2 from cabinet 1", True, "You pick up the spraybottle 2."),
+    ]}]}],
+}
+
+
+def test_the_goal_names_the_object() -> None:
+    assert task_object("Your task is to: put a spraybottle in toilet.") == "spraybottle"
+    assert task_object("Your task is to: put some soapbar on countertop.") == "soapbar"
+    assert task_object("Your task is to: heat some egg and put it in garbagecan.") is None
+
+
+def test_each_step_is_judged_on_the_observation_it_answered() -> None:
+    assert list(episode_situations(RECORD)) == [
+        Situation("go", False, True), Situation("take", False, False), Situation("(none)", False, None),
+        Situation("go", False, True), Situation("take", True, True),
+    ]
+    assert situation_table([RECORD, RECORD]) == {
+        ("(none)", False): (0, 2), ("go", False): (4, 4), ("take", False): (0, 2), ("take", True): (2, 2)}
+    assert situation_table([{**RECORD, "task_description": "heat some egg and put it in garbagecan."}]) == {}
