@@ -15,8 +15,8 @@ From nothing, in one invocation:
    StraTA with each task's rewards shuffled across its episodes (``+strata_test.permute_rewards=true``): it moves
    the policy as much, without the signal;
 4. records, per run, ``<runs-dir>/<algorithm>-seed<S>/outcomes.jsonl`` (one line per validation episode,
-   `strata.report.outcomes`) and ``memory.jsonl`` (RSS of the run's whole process tree every ``--memory-every``
-   seconds, by kind of process);
+   `strata.report.outcomes`) and ``memory.jsonl`` (PSS and RSS of the run's whole process tree every
+   ``--memory-every`` seconds, PSS by kind of process);
 5. writes ``DIR/RESULTS.md`` and ``DIR/curve.png``: paired differences with 95% intervals (bootstrap over games,
    `strata.report.paired`), each algorithm against the control, admissible-action rates, the step's time split
    and the memory over each run, and whether the targets of issue #35 are met.
@@ -114,7 +114,10 @@ def process_kind(process) -> str:
 
 
 class MemorySampler(threading.Thread):
-    """Every ``every`` seconds, the RSS (MiB) of the run's whole process tree by kind, with the step it is on."""
+    """Every ``every`` seconds, the memory (MiB) of the run's whole process tree by kind, with the step it is on.
+
+    PSS (each shared page split between the processes that map it) is what the tree really holds: a sum of RSS
+    counts torch's libraries once per Ray worker (21 GiB of RSS on this 24 GiB machine). Both are recorded."""
 
     def __init__(self, pid: int, metrics: Path, out: Path, every: float) -> None:
         super().__init__(daemon=True)
@@ -132,15 +135,18 @@ class MemorySampler(threading.Thread):
         with self.out.open("w", encoding="utf-8") as handle:
             while not self.stopped.wait(self.every):
                 by_kind: dict[str, float] = {}
+                rss = 0.0
                 for process in descendants(self.pid):
                     try:
-                        rss = process.memory_info().rss / 2**20
-                    except Exception:  # noqa: BLE001
+                        memory = process.memory_full_info()
+                    except Exception:  # noqa: BLE001 - ended, or not ours to read
                         continue
                     kind = process_kind(process)
-                    by_kind[kind] = round(by_kind.get(kind, 0.0) + rss, 1)
+                    by_kind[kind] = round(by_kind.get(kind, 0.0) + memory.pss / 2**20, 1)
+                    rss += memory.rss / 2**20
                 handle.write(json.dumps({"seconds": round(time.perf_counter() - self.started_at), "step": self._step(),
-                                         "rss_mib": round(sum(by_kind.values()), 1), "by_kind": by_kind}) + "\n")
+                                         "pss_mib": round(sum(by_kind.values()), 1), "rss_mib": round(rss, 1),
+                                         "pss_by_kind": by_kind}) + "\n")
                 handle.flush()
 
 
@@ -304,19 +310,21 @@ def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
 
 
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
-    """RSS of a run's process tree at its first and last training step, and the largest sample."""
+    """PSS of a run's process tree: the largest sample of its first and of its last training step (the run's
+    teardown, sampled under the last step's number, would otherwise read as a fall), and the largest overall."""
     table = []
     for name in names:
         path = runs_dir / name / "memory.jsonl"
         samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
-        training = [s for s in samples if s["step"] >= 1]
-        if len(training) < 2:
+        by_step: dict[int, float] = {}
+        for sample in samples:
+            if sample["step"] >= 1:
+                by_step[sample["step"]] = max(by_step.get(sample["step"], 0.0), sample["pss_mib"])
+        if len(by_step) < 2:
             continue
-        first, last = training[0], training[-1]
-        largest = max(samples, key=lambda s: s["rss_mib"])
-        table.append([name, f"{first['rss_mib']:.0f} (step {first['step']})",
-                      f"{last['rss_mib']:.0f} (step {last['step']})",
-                      f"{last['rss_mib'] - first['rss_mib']:+.0f}", f"{largest['rss_mib']:.0f}"])
+        first, last = min(by_step), max(by_step)
+        table.append([name, f"{by_step[first]:.0f} (step {first})", f"{by_step[last]:.0f} (step {last})",
+                      f"{by_step[last] - by_step[first]:+.0f}", f"{max(s['pss_mib'] for s in samples):.0f}"])
     return table
 
 
@@ -365,7 +373,7 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "",
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
-        "## Memory (RSS of the run's process tree, MiB)", "",
+        "## Memory (PSS of the run's process tree, MiB; largest sample of a step)", "",
         markdown_table(["run", "first step", "last step", "growth", "largest"], memory_rows(runs_dir, names)), "",
         "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
                                           for k, v in walls.items()), "",

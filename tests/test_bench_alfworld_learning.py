@@ -31,7 +31,9 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
     (runs / name).mkdir(parents=True)
     (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (runs / name / "wall_time.json").write_text(json.dumps({"seconds": 3600.0, "steps": 10}))
-    memory = [{"seconds": 20 * i, "step": i, "rss_mib": 9000.0 + i, "by_kind": {}} for i in range(11)]
+    memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0, "pss_by_kind": {}}
+              for i in range(11)]
+    memory.append({"seconds": 240, "step": 10, "pss_mib": 600.0, "rss_mib": 700.0, "pss_by_kind": {}})  # teardown
     (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
     (out / name).mkdir(parents=True)
     timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0}
