@@ -310,8 +310,9 @@ def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
 
 
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
-    """PSS of a run's process tree: the largest sample of its first and of its last training step (the run's
-    teardown, sampled under the last step's number, would otherwise read as a fall), and the largest overall."""
+    """PSS of a run's process tree: the largest sample of its first training step and of its last one before the
+    final validation, and the largest overall. verl logs a step only after its validation, so the two highest
+    step numbers sampled hold the final validation and the teardown, and are left out of the comparison."""
     table = []
     for name in names:
         path = runs_dir / name / "memory.jsonl"
@@ -320,9 +321,10 @@ def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
         for sample in samples:
             if sample["step"] >= 1:
                 by_step[sample["step"]] = max(by_step.get(sample["step"], 0.0), sample["pss_mib"])
-        if len(by_step) < 2:
+        compared = sorted(by_step)[:-2]
+        if len(compared) < 2:
             continue
-        first, last = min(by_step), max(by_step)
+        first, last = compared[0], compared[-1]
         table.append([name, f"{by_step[first]:.0f} (step {first})", f"{by_step[last]:.0f} (step {last})",
                       f"{by_step[last] - by_step[first]:+.0f}", f"{max(s['pss_mib'] for s in samples):.0f}"])
     return table
