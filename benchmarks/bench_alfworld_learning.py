@@ -52,9 +52,9 @@ from strata.report.paired import (  # noqa: E402
 from strata.report.situations import situation_table  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
-ALGORITHMS = ("strata", "grpo", "control")
+ALGORITHMS = ("strata", "grpo", "gigpo", "control")
 SPLITS = {"valid_seen": "held_out", "train": "train_fixed"}  # the dumped ALFWorld split -> the benchmark's set
-RECIPE_ALGORITHM = {"strata": "strata", "grpo": "grpo", "control": "strata"}
+RECIPE_ALGORITHM = {"strata": "strata", "grpo": "grpo", "gigpo": "gigpo", "control": "strata"}
 EXTRA_OVERRIDES = {"control": ["+strata_test.permute_rewards=true"]}
 SITUATION_VERBS = ("take", "go", "open", "put")
 TIMINGS = ("gen", "old_log_prob", "ref", "update_actor", "step", "testing")

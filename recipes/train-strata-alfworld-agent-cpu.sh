@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # strata-recipe: train
 # RL from the tiny ALFWorld agent (`strata build-alfworld-agent`) on a CPU: the learning benchmark's run
-# (benchmarks/bench_alfworld_learning.py). StraTA by default; ALGO=grpo runs the flat baseline from the same
-# agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
+# (benchmarks/bench_alfworld_learning.py). StraTA by default; ALGO=grpo or ALGO=gigpo runs that flat baseline
+# from the same agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
 # before training and every TEST_FREQ steps (spec §3: one strategy, one episode per game, T=0.7).
 # The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
 # ALFWorld), 15-step episodes, L_max 96; learning rate 3e-4 (at the learning check's 1e-3 the KL to the reference
@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 AGENT=${AGENT:-outputs/alfworld-agent}   # built by: strata build-alfworld-agent --out outputs/alfworld-agent
-ALGO=${ALGO:-strata}                     # strata | grpo
+ALGO=${ALGO:-strata}                     # strata | grpo | gigpo
 SEED=${SEED:-0}
 OUT=${OUT:-outputs/alfworld-learning/$ALGO-seed$SEED}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
@@ -49,8 +49,8 @@ VAL=${VAL:-$AGENT/valid_seen.parquet}
 INTERIM_VAL=${INTERIM_VAL:-null}
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 
-if [ "$ALGO" = grpo ]; then
-  ALGO_ARGS=(+baseline=grpo strata.num_trajs_per_stra=$((N * M)) ++strata.prompts.preset=alfworld_compact_grpo)
+if [ "$ALGO" = grpo ] || [ "$ALGO" = gigpo ]; then
+  ALGO_ARGS=(+baseline="$ALGO" strata.num_trajs_per_stra=$((N * M)) ++strata.prompts.preset=alfworld_compact_grpo)
 else
   ALGO_ARGS=(strata.num_stras_per_run=$N strata.num_trajs_per_stra=$M strata.num_cands_per_stra=$SIGMA
              ++strata.prompts.preset=alfworld_compact)

@@ -65,6 +65,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.report.cli_eval",
         "Combine evaluation JSONs of several seeds into the per-subtask table (Markdown and JSON).",
     ),
+    "compare": (
+        "strata.report.cli_compare",
+        "Several runs' evaluations side by side (per subtask, mean ± std, pass@k), on one task list only.",
+    ),
     "curve": (
         "strata.report.cli_curve",
         "Validation success rate per step from a run's logs, as a table and a PNG plot.",

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from strata.assets.tokenizer import QWEN25_DEFAULT_SYSTEM, build_game_tokenizer
 from strata.assets.warm_start import Example
-from strata.core.config import JudgeConfig, PromptConfig, StrataConfig
+from strata.core.config import FLAT_ALGORITHMS, JudgeConfig, PromptConfig, StrataConfig
 from strata.core.prompting import (
     Message,
     PromptTemplates,
@@ -105,9 +105,9 @@ class AgentRecipe:
     workers: int = 2
 
     def strata_config(self, algorithm: str = "strata") -> StrataConfig:
-        """The ``strata`` settings the agent is trained for (and the benchmark runs with); ``grpo``: the flat
-        baseline's (`configs/baseline/grpo.yaml`) with the compact preset's strategy-free prompts."""
-        baseline = algorithm == "grpo"
+        """The ``strata`` settings the agent is trained for (and the benchmark runs with); ``grpo`` or ``gigpo``: a
+        flat baseline's (`configs/baseline/`) strategy-free group with the compact preset's strategy-free prompts."""
+        baseline = algorithm in FLAT_ALGORITHMS
         prompts = PromptConfig(preset=f"{PRESET}_grpo" if baseline else PRESET, history_window=self.history_window)
         return StrataConfig(algorithm=algorithm, trajectory_rows="per_step",
                             max_tokens_per_response=self.max_tokens_per_response, prompts=prompts,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strata.core.gigpo import StepCredit
+
 PENALTY_MODES = ("post_norm", "pre_norm")
 """Where the shaping and judge penalties enter, see :func:`response_advantages`."""
 
@@ -114,6 +116,8 @@ class GroupAdvantages:
         strategy_scores: [N] S_i used for the strategy level (penalised in ``pre_norm`` mode).
         strategy_base: [N] normalised strategy advantage Â(z_i).
         trajectory_base: [N][M_i] normalised trajectory advantage Â(τ_ij).
+        step_credit: [N][M_i][T_ij] every term of each step's GiGPO advantage (`strata.core.gigpo`); None for
+            StraTA and GRPO.
     """
 
     strategy: list[float]
@@ -121,6 +125,7 @@ class GroupAdvantages:
     strategy_scores: list[float]
     strategy_base: list[float]
     trajectory_base: list[list[float]]
+    step_credit: list[list[list[StepCredit]]] | None = None
 
 
 def response_advantages(

@@ -14,10 +14,13 @@ from typing import Any, Self
 
 from strata.core.advantage import PENALTY_MODES
 from strata.core.embedding import EMBEDDERS
+from strata.core.gigpo import EPISODE_STATS, MODES
 from strata.core.prompting import TEMPLATE_FIELDS, PromptTemplates, load_prompt_templates
 
 TRAJECTORY_ROWS = ("multi_turn", "per_step")
-ALGORITHMS = ("strata", "grpo")
+ALGORITHMS = ("strata", "grpo", "gigpo")
+FLAT_ALGORITHMS = ("grpo", "gigpo")
+"""The baselines without a strategy level: one group of G episodes per task, no selection, no judge."""
 
 
 def _require(condition: bool, key: str, requirement: str, value: Any) -> None:
@@ -51,6 +54,45 @@ class LengthPenaltyConfig:
             "must be a number in [0, 1] (paper: 0.5)",
             self.threshold,
         )
+
+
+@dataclass(frozen=True)
+class GigpoConfig:
+    """GiGPO's credit rule (`strata.core.gigpo`), used with ``strata.algorithm=gigpo``. Defaults are verl-agent's
+    ALFWorld recipe (``examples/gigpo_trainer/run_alfworld.sh`` and ``gigpo/core_gigpo.py``).
+
+    Args:
+        gamma: γ, discount of the step-level returns. verl-agent ALFWorld: 0.95.
+        step_weight: ω, weight of the step part. verl-agent: 1.0.
+        mode: ``mean_norm`` (subtract the group mean; verl-agent's default) or ``mean_std_norm`` (also divide
+            by the unbiased std + ε).
+        episode_stats: ``steps`` (the episode part's mean and std over the group's step rows, verl-agent's
+            default) or ``trajectories`` (over one row per trajectory).
+        reward_scale: R(τ) is multiplied by this in both parts. verl-agent's ALFWorld reward: 10 × won.
+        similarity_threshold: null compares anchors exactly (verl-agent's default); a number in (0, 1) joins
+            anchors whose difflib ratio reaches it.
+    """
+
+    gamma: float = 0.95
+    step_weight: float = 1.0
+    mode: str = "mean_norm"
+    episode_stats: str = "steps"
+    reward_scale: float = 10.0
+    similarity_threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        _require(_is_number(self.gamma) and 0.0 <= self.gamma <= 1.0, "gigpo.gamma",
+                 "must be a number in [0, 1] (verl-agent ALFWorld: 0.95)", self.gamma)
+        for key, paper in (("step_weight", "1.0"), ("reward_scale", "10.0")):
+            value = getattr(self, key)
+            _require(_is_number(value) and value >= 0.0, f"gigpo.{key}", f"must be a number >= 0 (verl-agent: "
+                     f"{paper})", value)
+        _require(self.mode in MODES, "gigpo.mode", f"must be one of {', '.join(MODES)}", self.mode)
+        _require(self.episode_stats in EPISODE_STATS, "gigpo.episode_stats",
+                 f"must be one of {', '.join(EPISODE_STATS)}", self.episode_stats)
+        threshold = self.similarity_threshold
+        _require(threshold is None or (_is_number(threshold) and 0.0 < threshold < 1.0), "gigpo.similarity_threshold",
+                 "must be null (exact anchors) or a number in (0, 1)", threshold)
 
 
 @dataclass(frozen=True)
@@ -156,11 +198,11 @@ class StrataConfig:
     """All StraTA hyperparameters (the ``strata:`` config group). Defaults are the paper's (spec table).
 
     Args:
-        algorithm: ``strata`` (default) or ``grpo``, the paper's flat baseline on the same harness: per
-            task ``num_trajs_per_stra`` episodes (G, paper: 8) straight from the task, with no strategy,
-            selection or judge; one group normalisation over them, the same shaping. It needs N = σ = 1,
-            the judge off and an action prompt without ``{strategy}`` (``configs/baseline/grpo.yaml`` sets
-            all of it).
+        algorithm: ``strata`` (default), ``grpo`` or ``gigpo``, the papers' flat baselines on the same harness:
+            per task ``num_trajs_per_stra`` episodes (G, paper: 8) straight from the task, with no strategy,
+            selection or judge. ``grpo``: one group normalisation over them, the same shaping; ``gigpo``:
+            GiGPO's episode and step-level credit (``gigpo``). Both need N = σ = 1, the judge off and an action
+            prompt without ``{strategy}`` (``configs/baseline/{grpo,gigpo}.yaml`` set all of it).
         num_stras_per_run: N, strategies kept per task. Paper: 4.
         num_trajs_per_stra: M, trajectories executed per kept strategy. Paper: 8.
         num_cands_per_stra: σ, oversampling ratio: σ·N candidate strategies are sampled per task and N
@@ -193,6 +235,7 @@ class StrataConfig:
             extension kept for experiments: on the CPU ALFWorld benchmark a uniform 0.5 taught the agent to
             stop taking objects rather than when to take them (docs/algorithm.md, "Beyond the paper").
         length_penalty: see :class:`LengthPenaltyConfig`.
+        gigpo: see :class:`GigpoConfig` (read only with ``algorithm=gigpo``).
         judge: see :class:`JudgeConfig`.
         diversity: see :class:`DiversityConfig`.
         prompts: see :class:`PromptConfig`.
@@ -211,6 +254,7 @@ class StrataConfig:
     zero_variance_filter: bool = False
     inadmissible_penalty: float = 0.0
     length_penalty: LengthPenaltyConfig = field(default_factory=LengthPenaltyConfig)
+    gigpo: GigpoConfig = field(default_factory=GigpoConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     prompts: PromptConfig = field(default_factory=PromptConfig)
@@ -260,21 +304,20 @@ class StrataConfig:
         for key in ("seeded_sampling", "zero_variance_filter"):
             _require(isinstance(getattr(self, key), bool), key, "must be true or false", getattr(self, key))
         _require(self.algorithm in ALGORITHMS, "algorithm", f"must be one of {', '.join(ALGORITHMS)}", self.algorithm)
-        if self.algorithm == "grpo":
-            self._check_grpo()
+        if self.algorithm in FLAT_ALGORITHMS:
+            self._check_flat()
 
-    def _check_grpo(self) -> None:
-        """The flat baseline has no strategy level: anything that would need one is a config mistake."""
+    def _check_flat(self) -> None:
+        """A flat baseline has no strategy level: anything that would need one is a config mistake."""
+        which = f"strata.algorithm={self.algorithm}"
         for key in ("num_stras_per_run", "num_cands_per_stra"):
-            _require(getattr(self, key) == 1, key, "must be 1 with strata.algorithm=grpo (no strategy level)",
-                     getattr(self, key))
-        _require(not self.judge.enable, "judge.enable", "must be false with strata.algorithm=grpo (the "
-                 "judge reviews a strategy)", self.judge.enable)
+            _require(getattr(self, key) == 1, key, f"must be 1 with {which} (no strategy level)", getattr(self, key))
+        _require(not self.judge.enable, "judge.enable", f"must be false with {which} (the judge reviews a "
+                 "strategy)", self.judge.enable)
         templates = self.prompts.templates()
         for name in ("action", "observation_turn"):
             _require("{strategy}" not in getattr(templates, name), f"prompts.{name}",
-                     "must not show {strategy} with strata.algorithm=grpo (use alfworld_grpo, sciworld_grpo or "
-                     "webshop_grpo)",
+                     f"must not show {{strategy}} with {which} (use alfworld_grpo, sciworld_grpo or webshop_grpo)",
                      self.prompts.preset)
 
     @property

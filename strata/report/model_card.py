@@ -109,9 +109,31 @@ def environment_of(config: dict[str, Any]) -> Environment:
     return ENVIRONMENTS.get(name, Environment(name, name, name, f"{name} version"))
 
 
-def is_grpo(config: dict[str, Any]) -> bool:
-    """The run trained the flat GRPO baseline (``strata.algorithm=grpo``), not StraTA."""
-    return config.get("strata.algorithm") == "grpo"
+@dataclass(frozen=True)
+class Algorithm:
+    """How the card names the algorithm that trained the model (``strata.algorithm``)."""
+
+    name: str  # the title's
+    training: str  # the summary table's
+    method: str  # the opening sentence's
+    tag: str  # the front matter's
+    flat: bool  # no strategy level: one trajectory per evaluated task
+
+
+ALGORITHMS = {
+    "strata": Algorithm("StraTA", "StraTA", "StraTA (hierarchical GRPO over strategies and trajectories)", "strata",
+                        flat=False),
+    "grpo": Algorithm("GRPO", "GRPO (flat baseline)",
+                      "the flat GRPO baseline (one group of episodes per task, no strategy)", "grpo", flat=True),
+    "gigpo": Algorithm("GiGPO", "GiGPO (flat baseline, step-level credit)",
+                       "GiGPO (one group of episodes per task, no strategy; episode-level and step-level credit over "
+                       "steps taken on the same observation)", "gigpo", flat=True),
+}
+
+
+def algorithm_of(config: dict[str, Any]) -> Algorithm:
+    """The algorithm the run trained (``strata.algorithm``, StraTA when unset)."""
+    return ALGORITHMS[str(config.get("strata.algorithm", "strata"))]
 
 
 @dataclass(frozen=True)
@@ -198,7 +220,7 @@ def write_model_card(
     release = out.parent
     release.mkdir(parents=True, exist_ok=True)
     name = name or str(run_config.get("trainer.experiment_name") or release.resolve().name)
-    plot_curve(curve, release / CURVE_IMAGE, title=f"{name}: {_algorithm(run_config)} on "
+    plot_curve(curve, release / CURVE_IMAGE, title=f"{name}: {algorithm_of(run_config).name} on "
                                                    f"{environment_of(run_config).name}")
     training_state = find_latest_checkpoint(release / TRAINING_STATE_DIR)
     model_path = str(run_config.get("actor_rollout_ref.model.path") or "")
@@ -274,13 +296,9 @@ def prompts_source(preset: str) -> str:
     return f"`{SHIPPED_PRESETS}/{preset}.yaml`"
 
 
-def _algorithm(config: dict[str, Any]) -> str:
-    return "GRPO" if is_grpo(config) else "StraTA"
-
-
 def _front_matter(inputs: CardInputs) -> str:
     tags = ["reinforcement-learning", "llm-agent", environment_of(inputs.config).tag,
-            "grpo" if is_grpo(inputs.config) else "strata", "verl"]
+            algorithm_of(inputs.config).tag, "verl"]
     lines = ["---", "library_name: transformers", "pipeline_tag: text-generation", f"license: {inputs.license}"]
     if inputs.base_model:
         lines.append(f"base_model: {inputs.base_model}")  # a Hub id (org/name), never a local path
@@ -324,10 +342,10 @@ def _summary(inputs: CardInputs) -> str:
     last_step = inputs.curve.steps[-1]
     total = config.get("trainer.total_training_steps")
     environment = environment_of(config)
-    algorithm = "GRPO (flat baseline)" if is_grpo(config) else "StraTA"
+    algorithm = algorithm_of(config)
     rows = [
         ["base model", _base_model_cell(inputs)],
-        ["training", f"{algorithm} on {environment.name}, {last_step} logged steps"
+        ["training", f"{algorithm.training} on {environment.name}, {last_step} logged steps"
                      + (f" of {total} configured" if total is not None else "")],
         ["platform", platform_line(config)],
         ["prompts", prompts_source(str(config.get("strata.prompts.preset", "alfworld")))],
@@ -347,10 +365,8 @@ def _summary(inputs: CardInputs) -> str:
                      ", ".join(f"{level} {PERCENT(share)} %" for level, share in inputs.zero_variance.items())])
     if report.step is not None:
         rows.append(["evaluated checkpoint", f"step {report.step}"])
-    method = ("the flat GRPO baseline (one group of episodes per task, no strategy)" if is_grpo(config)
-              else "StraTA (hierarchical GRPO over strategies and trajectories)")
-    title = f"{inputs.name}: {_algorithm(config)} on {environment.name}"
-    text = (f"# {title}\n\nA language-model agent for {environment.description} trained with {method} "
+    title = f"{inputs.name}: {algorithm.name} on {environment.name}"
+    text = (f"# {title}\n\nA language-model agent for {environment.description} trained with {algorithm.method} "
             f"on verl.\n\n" + markdown_table(["", ""], rows, align_right_from=2))
     if inputs.training_state and report.step is not None and inputs.training_state.step != report.step:
         text += (f"\n\n> Note: the evaluated checkpoint is step {report.step} but `training_state/` holds step "
@@ -380,7 +396,8 @@ def _evaluation(inputs: CardInputs) -> str:
               f"({', '.join(f'{row.name} {row.num_tasks}' for row in report.success[:-1])}); one episode per task "
               f"and seed (seeds {', '.join(map(str, report.seeds))})." for report in inputs.evaluations]
     caveats = [
-        "One trajectory per task, straight from the task (the GRPO baseline has no strategy)." if is_grpo(config)
+        f"One trajectory per task, straight from the task ({algorithm_of(config).name} has no strategy)."
+        if algorithm_of(config).flat
         else "One strategy, then one trajectory conditioned on it, per task: no oversampling, no diverse "
         "selection and no self-judgment at evaluation (those are training-time only).",
         f"Sampling as in the run's config: {sampling or 'see actor_rollout_ref.rollout.val_kwargs'}"

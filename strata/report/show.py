@@ -229,6 +229,11 @@ def _step(step: dict[str, Any]) -> Node:
     else:
         spans.append(("  admissible", "good") if step["admissible"] else ("  NOT ADMISSIBLE", "bad"))
     spans += [(f"  {step['num_tokens']} tok  ", ""), *advantage("adv", step["advantage"])]
+    credit = step.get("credit")  # GiGPO's terms (strata/workflow/dump.py); absent from older dumps
+    if credit is not None:
+        spans.append((f"  = episode {credit['episode_part']:+.2f}, step {credit['step_part']:+.2f} "
+                       f"(G {credit['discounted_return']:.2f}, anchor {credit['anchor']} shared by "
+                       f"{credit['step_group_size']}), penalty {credit['penalty']:+.2f}", "dim"))
     if step["truncated"]:
         spans.append(("  truncated", "warn"))
     children = [_text("raw: " + step["response"])] if step["action"] is None else []

@@ -30,6 +30,10 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
                             "of the same strategy"),
     ("adv -0.35", "bad", "the advantage of one action reply's tokens: A(tau) plus its shaping penalty and -κ "
                          "when flagged; green above 0, red below, - when not trained (validation)"),
+    ("= episode +0.50, step -0.25 (G 9.03, anchor 3f2a... shared by 5)", "dim",
+     "GiGPO's terms of the step's advantage: its episode part, its step part (its discounted return G minus the "
+     "mean G of the steps whose action was chosen on the same observation, the anchor, named by a digest; 0 when "
+     "alone), weighted by ω, and its penalty"),
     ("FLAGGED", "flag", "the episode's self-judgment named this step as neither following the strategy nor "
                         "moving the task forward (penalty -κ)"),
     ("UNPARSED", "bad", "the judgment had no readable <judgment>[...]</judgment>: it flags no step"),

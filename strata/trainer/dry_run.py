@@ -85,6 +85,10 @@ def _groups_line(config: DictConfig) -> str | None:
     env = select(config, "env.name", "?")
     if select(config, "strata.algorithm") == "grpo":
         return f"GRPO on {env}: G={m} episodes per task, {tasks} task(s) per step"
+    if select(config, "strata.algorithm") == "gigpo":
+        gamma, omega = (select(config, f"strata.gigpo.{key}", "?") for key in ("gamma", "step_weight"))
+        return (f"GiGPO on {env}: G={m} episodes per task, {tasks} task(s) per step, step-level credit over "
+                f"shared anchors (γ={gamma}, ω={omega})")
     episodes = _product(n, m)
     candidates = _product(sigma, n)
     return (f"StraTA on {env}: N={n} strategies kept of σ·N={candidates} candidates (σ={sigma}), M={m} "

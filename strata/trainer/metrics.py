@@ -80,6 +80,11 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
             if totals.get(f"num_{level}_groups"):
                 metrics[f"strata/zero_var_{level}_groups"] = _rate(totals[f"zero_var_{level}_groups"],
                                                                   totals[f"num_{level}_groups"])
+        if totals.get("gigpo_steps"):  # GiGPO's step groups (`strata.workflow.rows.credit_counts`)
+            steps = totals["gigpo_steps"]
+            metrics["strata/gigpo/step_group_size"] = totals["gigpo_step_group_size_sum"] / steps
+            metrics["strata/gigpo/grouped_step_rate"] = totals["gigpo_grouped_steps"] / steps
+            metrics["strata/gigpo/nonzero_step_part_rate"] = totals["gigpo_nonzero_step_parts"] / steps
         if "num_scored" in totals:  # environments with a progress score (ScienceWorld)
             metrics["strata/mean_score"] = _rate(totals["score_sum"], totals["num_scored"])
         metrics.update(_per_subtask(totals))

@@ -40,6 +40,8 @@ from strata.workflow.records import TaskRollout
 from strata.workflow.rows import (
     Row,
     ZeroVariance,
+    credit_counts,
+    credit_settings,
     group_advantages,
     rollout_stats,
     rows_of_trajectory,
@@ -126,14 +128,15 @@ class StrataAgentLoop(AgentLoopBase):
         permutation = derive_seed(policy.seed, "reward_permutation") if self.permute_rewards else None
         advantages = None if validate else group_advantages(rollout, self.strata, self.norm_by_std, permutation)
         self.dumps.maybe_write(kind, step, task,
-                               lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages))
+                               lambda: task_record(kind, step, self.strata.algorithm, task, rollout, advantages,
+                                                   credit_settings(self.strata)))
         if validate:
             return self._evaluation_outputs(task, rollout)
-        constant = ZeroVariance.of(rollout, self.strata.delta_coef, permutation)
+        constant = ZeroVariance.of(rollout, self.strata.delta_coef, permutation, advantages.step_credit)
         rows = training_rows(rollout, advantages, constant, per_step=self.per_step)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
-        stats = rollout_stats(rollout, task.subtask) | constant.counts()
+        stats = rollout_stats(rollout, task.subtask) | constant.counts() | credit_counts(advantages)
         return [self._output(row, {"strata_stats": stats if i == 0 else None}) for i, row in enumerate(rows)]
 
     def _seed(self, task: Task, validate: bool, global_steps: Any) -> int:

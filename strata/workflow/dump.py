@@ -17,6 +17,7 @@ written (disk full, permissions) is logged and skipped: it never stops training.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 import os
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from strata.core.advantage import GroupAdvantages
+from strata.core.gigpo import StepCredit
 from strata.core.seeding import SEED_BITS, derive_seed
 from strata.envs.tasks import Task
 from strata.workflow.records import Step, StrategyRollout, TaskRollout, Trajectory
@@ -118,9 +120,18 @@ class DumpWriter:
         return True
 
 
+def anchor_digest(observation: str) -> str:
+    """A short, stable name of a GiGPO anchor (the first 12 hex digits of its SHA-256): equal anchors, equal names."""
+    return hashlib.sha256(observation.encode("utf-8")).hexdigest()[:12]
+
+
 def task_record(kind: str, step: int, algorithm: str, task: Task, rollout: TaskRollout,
-                advantages: GroupAdvantages | None) -> dict[str, Any]:
-    """One task's group as a JSON-able dict (the dump schema). ``advantages`` is None for validation."""
+                advantages: GroupAdvantages | None, credit_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One task's group as a JSON-able dict (the dump schema). ``advantages`` is None for validation.
+
+    GiGPO's training records carry ``credit_settings`` (γ, ω, mode, ... as the run used them) and every step
+    its ``credit``: anchor digest, step group, step reward, discounted return, the two parts and the penalty,
+    so its advantage can be recomputed from the dump alone (`strata.core.gigpo`). Both are null otherwise."""
     kept_rank = {index: rank for rank, index in enumerate(rollout.kept)}
     cosines = rollout.nearest_kept_cosine or [None] * len(rollout.candidates)
     candidates = [
@@ -132,7 +143,7 @@ def task_record(kind: str, step: int, algorithm: str, task: Task, rollout: TaskR
     scored = {id(s): k for k, s in enumerate(scored_strategies(rollout))}
     strategies = [
         _strategy_record(rollout.kept[i] if i < len(rollout.kept) else None, strategy,
-                         scored.get(id(strategy)), advantages)
+                         scored.get(id(strategy)), advantages, rollout.initial_observation)
         for i, strategy in enumerate(rollout.strategies)
     ]
     return {
@@ -143,11 +154,12 @@ def task_record(kind: str, step: int, algorithm: str, task: Task, rollout: TaskR
         "initial_observation": rollout.initial_observation,
         "candidates": candidates,
         "strategies": strategies,
+        "credit_settings": credit_settings if advantages is not None and advantages.step_credit is not None else None,
     }
 
 
 def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: int | None,
-                     advantages: GroupAdvantages | None) -> dict[str, Any]:
+                     advantages: GroupAdvantages | None, first_observation: str) -> dict[str, Any]:
     values = advantages is not None and scored is not None
     trained = {id(t): j for j, t in enumerate(trained_trajectories(strategy))} if values else {}
     trajectories = []
@@ -155,7 +167,9 @@ def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: i
         position = trained.get(id(trajectory))
         base = advantages.trajectory_base[scored][position] if position is not None else None
         steps = advantages.actions[scored][position] if position is not None else None
-        trajectories.append(_trajectory_record(j, trajectory, base, steps))
+        credit = (advantages.step_credit[scored][position]
+                  if position is not None and advantages.step_credit is not None else None)
+        trajectories.append(_trajectory_record(j, trajectory, base, steps, credit, first_observation))
     return {
         "candidate": candidate,
         "strategy": strategy.strategy,
@@ -168,9 +182,11 @@ def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: i
 
 
 def _trajectory_record(index: int, trajectory: Trajectory, advantage: float | None,
-                       step_advantages: list[float] | None) -> dict[str, Any]:
+                       step_advantages: list[float] | None, credit: list[StepCredit] | None,
+                       first_observation: str) -> dict[str, Any]:
     flagged = set(trajectory.flagged_steps)
     judge = trajectory.judge
+    anchors = trajectory.anchors(first_observation)
     return {
         "index": index, "won": trajectory.won, "reward": trajectory.reward, "end_reason": trajectory.end_reason,
         "score": trajectory.progress,
@@ -179,15 +195,21 @@ def _trajectory_record(index: int, trajectory: Trajectory, advantage: float | No
         "judge": None if judge is None else {
             "text": judge.text, "parsed": bool(trajectory.judge_parsed), "flagged_steps": sorted(flagged)},
         "steps": [_step_record(t, step, step_advantages[t - 1] if step_advantages is not None else None,
-                               t in flagged)
-                  for t, step in enumerate(trajectory.steps, start=1)],
+                               t in flagged, credit[t - 1] if credit is not None else None, anchor)
+                  for t, (step, anchor) in enumerate(zip(trajectory.steps, anchors, strict=True), start=1)],
     }
 
 
-def _step_record(number: int, step: Step, advantage: float | None, flagged: bool) -> dict[str, Any]:
+def _step_record(number: int, step: Step, advantage: float | None, flagged: bool, credit: StepCredit | None,
+                 anchor: str) -> dict[str, Any]:
     return {
         "step": number, "response": step.generation.text, "action": step.action,
         "command": step.command, "admissible": step.admissible, "observation": step.observation,
         "num_tokens": step.generation.num_tokens, "truncated": step.generation.truncated,
         "advantage": advantage, "flagged": flagged,
+        "credit": None if credit is None else {
+            "anchor": anchor_digest(anchor), "step_group": credit.step_group,
+            "step_group_size": credit.step_group_size, "step_reward": credit.step_reward,
+            "discounted_return": credit.discounted_return, "episode_part": credit.episode_part,
+            "step_part": credit.step_part, "penalty": credit.penalty},
     }

@@ -122,6 +122,11 @@ class Trajectory:
     def num_steps(self) -> int:
         return len(self.steps)
 
+    def anchors(self, initial_observation: str) -> list[str]:
+        """The observation each step's action was chosen on (GiGPO's anchors): ``initial_observation`` (the
+        engine's first text) for step 1, the previous step's observation after it."""
+        return [initial_observation, *(step.observation for step in self.steps)][: self.num_steps]
+
 
 @dataclass
 class StrategyRollout:

@@ -10,12 +10,14 @@ dropped from the strategy group; the task's other strategies still train.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from strata.core.advantage import GroupAdvantages, response_advantages, strategy_scores
 from strata.core.config import StrataConfig
+from strata.core.gigpo import StepCredit, gigpo_advantages
 from strata.core.rewards import inadmissible_penalties, judge_penalties, response_shaping
 from strata.envs.records import REASON_ENGINE_ERROR, REASON_TIMEOUT, REASON_WORKER_LOST
 from strata.workflow.episode import REASON_TOKEN_BUDGET
@@ -94,25 +96,74 @@ def trained_rewards(rollout: TaskRollout, permutation_seed: int | None = None) -
 
 def group_advantages(rollout: TaskRollout, config: StrataConfig, norm_by_std: bool = True,
                      permutation_seed: int | None = None) -> GroupAdvantages:
-    """StraTA's advantages for the scored strategies (`scored_strategies`, in order) and their trained
-    trajectories. For the GRPO baseline (one strategy-free group) only the trajectory level is used.
+    """The task's advantages for the scored strategies (`scored_strategies`, in order) and their trained
+    trajectories: StraTA's two levels; for the GRPO baseline (one strategy-free group) only the trajectory
+    level is used; GiGPO's episode and step-level credit for ``strata.algorithm=gigpo`` (`gigpo_credit`).
     ``permutation_seed``: the control's shuffled rewards (`trained_rewards`)."""
+    if config.algorithm == "gigpo":
+        return gigpo_credit(rollout, config, permutation_seed)
     strategies = scored_strategies(rollout)
-    kept = [trained_trajectories(s) for s in strategies]
+    shaping, judged, refused = _penalty_terms(strategies, config)
     return response_advantages(
         rewards=trained_rewards(rollout, permutation_seed),
         strategy_shaping=[_shaping(s.candidate.generation, s.candidate.well_formed, config)
                           if s.candidate is not None else 0.0 for s in strategies],
-        action_shaping=[[[_shaping(step.generation, step.well_formed, config) for step in t.steps]
-                         for t in trajs] for trajs in kept],
-        judge_penalties=[[judge_penalties(t.flagged_steps, t.num_steps, config.judge.kappa) for t in trajs]
-                         for trajs in kept],
+        action_shaping=shaping,
+        judge_penalties=judged,
         delta=config.delta_coef,
         norm_by_std=norm_by_std,
         penalty_mode=config.penalty_mode,
-        inadmissible_penalties=[[inadmissible_penalties([s.admissible for s in t.steps], config.inadmissible_penalty)
-                                 for t in trajs] for trajs in kept],
+        inadmissible_penalties=refused,
     )
+
+
+def gigpo_credit(rollout: TaskRollout, config: StrataConfig, permutation_seed: int | None = None) -> GroupAdvantages:
+    """GiGPO's advantages (`strata.core.gigpo`) of the task's one strategy-free group, every term kept in
+    ``step_credit``. A step's anchor is the observation its action was chosen on (`Trajectory.anchors`).
+    ``trajectory_base`` holds each trajectory's first-step episode part (every step's, unless penalties enter
+    before the normalisation)."""
+    strategies = scored_strategies(rollout)
+    rewards = trained_rewards(rollout, permutation_seed)
+    shaping, judged, refused = _penalty_terms(strategies, config)
+    settings = config.gigpo
+    credit = [
+        gigpo_advantages(
+            outcomes,
+            [t.anchors(rollout.initial_observation) for t in trained_trajectories(strategy)],
+            [np.add(np.add(s, j), r).tolist() for s, j, r in zip(shaping_i, judged_i, refused_i, strict=True)],
+            gamma=settings.gamma, step_weight=settings.step_weight, mode=settings.mode,
+            episode_stats=settings.episode_stats, reward_scale=settings.reward_scale,
+            penalty_mode=config.penalty_mode, similarity_threshold=settings.similarity_threshold,
+        )
+        for strategy, outcomes, shaping_i, judged_i, refused_i in zip(strategies, rewards, shaping, judged, refused,
+                                                                      strict=True)
+    ]
+    return GroupAdvantages(
+        strategy=[0.0] * len(strategies),
+        actions=[[[c.advantage for c in steps] for steps in group] for group in credit],
+        strategy_scores=strategy_scores(rewards, config.delta_coef),
+        strategy_base=[0.0] * len(strategies),
+        trajectory_base=[[steps[0].episode_part for steps in group] for group in credit],
+        step_credit=credit,
+    )
+
+
+def credit_settings(config: StrataConfig) -> dict[str, Any] | None:
+    """The keys GiGPO's advantages were computed with, for the dumps (None for StraTA and GRPO)."""
+    if config.algorithm != "gigpo":
+        return None
+    return {**asdict(config.gigpo), "penalty_mode": config.penalty_mode}
+
+
+def _penalty_terms(strategies: list[StrategyRollout], config: StrataConfig) -> tuple[list, list, list]:
+    """Per step of every trained trajectory: its shaping s(a_t), judge penalty j_t and inadmissible penalty ι_t."""
+    kept = [trained_trajectories(s) for s in strategies]
+    shaping = [[[_shaping(step.generation, step.well_formed, config) for step in t.steps] for t in trajs]
+               for trajs in kept]
+    judged = [[judge_penalties(t.flagged_steps, t.num_steps, config.judge.kappa) for t in trajs] for trajs in kept]
+    refused = [[inadmissible_penalties([s.admissible for s in t.steps], config.inadmissible_penalty) for t in trajs]
+               for trajs in kept]
+    return shaping, judged, refused
 
 
 def strategy_row(generation: Generation, advantage: float, score: float, zero_variance: bool = False) -> Row:
@@ -232,13 +283,18 @@ class ZeroVariance:
     trajectory_groups: tuple[bool, ...]
 
     @classmethod
-    def of(cls, rollout: TaskRollout, delta: float, permutation_seed: int | None = None) -> ZeroVariance:
-        """``permutation_seed``: judge the control's shuffled rewards, as `group_advantages` trained on them."""
+    def of(cls, rollout: TaskRollout, delta: float, permutation_seed: int | None = None,
+           step_credit: list[list[list[StepCredit]]] | None = None) -> ZeroVariance:
+        """``permutation_seed``: judge the control's shuffled rewards, as `group_advantages` trained on them.
+        ``step_credit`` (GiGPO): a group of equal rewards still carries a signal where a step part is non-zero
+        (equal wins of different lengths), so it counts as flat only when every step part is 0."""
         strategies = scored_strategies(rollout)
         rewards = trained_rewards(rollout, permutation_seed)
         strategy_level = any(s.candidate is not None for s in strategies)
+        steps_flat = [True] * len(rewards) if step_credit is None else [
+            all(c.step_part == 0.0 for steps in group for c in steps) for group in step_credit]
         return cls(strategy_level, strategy_level and _constant(strategy_scores(rewards, delta)),
-                   tuple(_constant(group) for group in rewards))
+                   tuple(_constant(group) and flat for group, flat in zip(rewards, steps_flat, strict=True)))
 
     def counts(self) -> dict[str, int]:
         """The task's counts of groups and of groups without reward variance, summed by the trainer into the
@@ -249,6 +305,20 @@ class ZeroVariance:
             "num_trajectory_groups": len(self.trajectory_groups),
             "zero_var_trajectory_groups": sum(self.trajectory_groups),
         }
+
+
+def credit_counts(advantages: GroupAdvantages) -> dict[str, int]:
+    """GiGPO's step groups in the task (none for other algorithms), summed by the trainer into the step's
+    ``strata/gigpo/*`` metrics: how many steps share their anchor with another and how many get a step part."""
+    if advantages.step_credit is None:
+        return {}
+    credits = [c for group in advantages.step_credit for steps in group for c in steps]
+    return {
+        "gigpo_steps": len(credits),
+        "gigpo_step_group_size_sum": sum(c.step_group_size for c in credits),
+        "gigpo_grouped_steps": sum(c.step_group_size > 1 for c in credits),
+        "gigpo_nonzero_step_parts": sum(c.step_part != 0.0 for c in credits),
+    }
 
 
 def _constant(values: list[float]) -> bool:

@@ -18,7 +18,7 @@ agent's 2,048-entry vocabulary it costs ~25 s more than a one-rank resume, and t
 Real verl (v1 trainer, FSDP2 actor + reference, TransferQueue, Ray, the vLLM replica, router and weight
 sync), dynamic batch sizing as in the GPU recipes, the real ALFWorld engine on generated pick games, N=2
 strategies of σ·N=4 candidates, M=2 trajectories each, the judge on, per-step rows (the agent's prompts). The
-`hf` rollout is covered by the learning check and test_grpo_release_workflow.py; multi-turn rows on
+`hf` rollout is covered by the learning check and test_gigpo_release_workflow.py; multi-turn rows on
 vLLM by test_sciworld_lora.py's run.
 """
 

@@ -13,7 +13,7 @@ from strata.report.config_resolve import flatten
 from tests.recipes.resolved import EVALUATION_ARGS, RECIPES, REPO, recipe_args, resolve
 
 
-@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "train-grpo"))])
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith(("train-strata", "train-grpo", "train-gigpo"))])
 def test_training_recipes_resolve(recipe):
     config = resolve(recipe)
     assert config["trainer"]["v1"]["trainer_mode"] == "strata"
@@ -80,6 +80,31 @@ def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(environment,
     short = environment.removesuffix("-text")
     assert grpo["trainer.default_local_dir"] == f"checkpoints/grpo-{short}-qwen2.5-{size}"
     assert grpo["trainer.experiment_name"] == f"grpo-{short}-qwen2.5-{size}"
+
+
+# GiGPO (configs/baseline/gigpo.yaml): the StraTA recipe minus the strategy level, G = 8 episodes, the
+# strategy-free prompts, and its own credit keys (strata.gigpo.*, read only under it) and invalid-action handling.
+GIGPO_KEYS = {**GRPO_KEYS, "strata.algorithm": "gigpo", "strata.format_penalty": 0.1,
+              "strata.penalty_mode": "pre_norm", "strata.length_penalty.threshold": 1.0}
+
+
+@pytest.mark.parametrize(("environment", "preset"), [("alfworld-text", "alfworld_grpo"), ("webshop", "webshop_grpo")])
+@pytest.mark.parametrize("size", ["1.5b", "7b"])
+def test_the_gigpo_recipes_differ_from_strata_and_grpo_in_algorithm_keys_only(environment, preset, size):
+    strata = flatten(resolve(f"train-strata-{environment}-qwen2.5-{size}.sh"))
+    gigpo = flatten(resolve(f"train-gigpo-{environment}-qwen2.5-{size}.sh"))
+    diff = diff_configs(strata, gigpo, "strata", "gigpo")
+    algorithm = {d.key: d.b for d in diff.deltas if d.kind != INFRASTRUCTURE}
+    assert algorithm == {**GIGPO_KEYS, "strata.prompts.preset": preset}, diff.to_markdown()
+    assert {k: gigpo[f"strata.gigpo.{k}"] for k in ("gamma", "step_weight", "mode", "episode_stats",
+                                                    "reward_scale")} == {
+        "gamma": 0.95, "step_weight": 1.0, "mode": "mean_norm", "episode_stats": "steps", "reward_scale": 10.0}
+    against_grpo = diff_configs(flatten(resolve(f"train-grpo-{environment}-qwen2.5-{size}.sh")), gigpo, "grpo", "gigpo")
+    assert {d.key for d in against_grpo.deltas if d.kind != INFRASTRUCTURE} == {
+        "strata.algorithm", "strata.format_penalty", "strata.penalty_mode", "strata.length_penalty.threshold"}
+    short = environment.removesuffix("-text")
+    assert gigpo["trainer.default_local_dir"] == f"checkpoints/gigpo-{short}-qwen2.5-{size}"
+    assert gigpo["trainer.experiment_name"] == f"gigpo-{short}-qwen2.5-{size}"
 
 
 # What LoRA changes on top of the full 7B recipe's algorithm: the adapter and its learning rate (the recipe
@@ -164,7 +189,7 @@ def test_sciworld_recipes_play_sciworld_with_its_prompts(recipe):
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if "-webshop-" in r])
 def test_webshop_recipes_play_webshop_with_its_prompts(recipe):
     config = resolve(recipe, *recipe_args(recipe))
-    preset = "webshop_grpo" if "-grpo-" in recipe else "webshop"
+    preset = "webshop_grpo" if "-grpo-" in recipe or "-gigpo-" in recipe else "webshop"
     assert config["env"]["name"] == "webshop" and config["strata"]["prompts"]["preset"] == preset
     assert config["env"]["max_steps"] == (4 if "tiny" in recipe else 15) and config["env"]["reward"] == "success"
     if "-qwen2.5-" in recipe and recipe.startswith("train-"):

@@ -53,6 +53,13 @@ def test_the_summary_names_a_missing_model_and_grpo(capsys, monkeypatch, tmp_pat
     assert summary["checkpoints"].startswith("none saved (trainer.save_freq=-1)")
 
 
+def test_the_summary_names_gigpo_and_its_credit(capsys, monkeypatch, tmp_path):
+    _, summary = dry_run(capsys, monkeypatch, "+baseline=gigpo", "strata.gigpo.gamma=0.9",
+                         f"actor_rollout_ref.model.path={tmp_path}", "data.train_files=x", "data.val_files=y")
+    assert summary["groups"] == ("GiGPO on alfworld: G=8 episodes per task, 16 task(s) per step, step-level credit "
+                                 "over shared anchors (γ=0.9, ω=1.0)")
+
+
 def test_a_gpu_run_shows_gpus_times_nodes(monkeypatch):
     from omegaconf import OmegaConf
 

@@ -227,10 +227,10 @@ def test_dump_record_field_by_field() -> None:
     won_steps = [
         {"step": 1, "response": "<action>open fridge</action>", "action": "open fridge", "command": "open fridge 1",
          "admissible": True, "observation": "The fridge is open.", "num_tokens": 2, "truncated": False,
-         "advantage": a_won[0], "flagged": False},
+         "advantage": a_won[0], "flagged": False, "credit": None},
         {"step": 2, "response": "<action>take apple</action>", "action": "take apple",
          "command": "take apple 1 from fridge 1", "admissible": False, "observation": "You take the apple.",
-         "num_tokens": 7, "truncated": False, "advantage": a_won[1], "flagged": True},
+         "num_tokens": 7, "truncated": False, "advantage": a_won[1], "flagged": True, "credit": None},
     ]
     assert fridge == {
         "candidate": 2, "strategy": "fridge first", "score": adv.strategy_scores[0],
@@ -244,15 +244,16 @@ def test_dump_record_field_by_field() -> None:
              "judge": {"text": "???", "parsed": False, "flagged_steps": []},
              "steps": [{"step": 1, "response": "no tags", "action": None, "command": None, "admissible": None,
                         "observation": "Answer in tags.", "num_tokens": 2, "truncated": False,
-                        "advantage": a_lost[0], "flagged": False}]},
+                        "advantage": a_lost[0], "flagged": False, "credit": None}]},
             {"index": 2, "won": False, "reward": 0.0, "end_reason": "timeout: the engine took more than 60 s",
              "score": None, "num_steps": 1, "advantage": None, "trained": False, "environment_failure": True,
              "judge": None,
              "steps": [{"step": 1, "response": "<action>look</action>", "action": "look", "command": "look",
                         "admissible": True, "observation": "", "num_tokens": 1, "truncated": False,
-                        "advantage": None, "flagged": False}]},
+                        "advantage": None, "flagged": False, "credit": None}]},
         ],
     }
+    assert record["credit_settings"] is None
     assert cool["candidate"] == 0 and cool["score"] == adv.strategy_scores[1]
     assert cool["advantage"] == adv.strategy_base[1] and cool["token_advantage"] == adv.strategy[1]
     empty, sink = cool["trajectories"]

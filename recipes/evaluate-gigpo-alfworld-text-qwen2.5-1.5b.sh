@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# strata-recipe: evaluate
+# Evaluate GiGPO with Qwen2.5-1.5b on ALFWorld valid_seen, with StraTA's protocol (spec §3) minus
+# the strategy: one episode per task. Same arguments and outputs as evaluate-strata-alfworld-text-qwen2.5-1.5b.sh:
+#
+#   bash recipes/evaluate-gigpo-alfworld-text-qwen2.5-1.5b.sh CHECKPOINT [SEED] [overrides...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TRAIN_RECIPE=recipes/train-gigpo-alfworld-text-qwen2.5-1.5b.sh NAME=gigpo-alfworld-qwen2.5-1.5b \
+  exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# strata-recipe: evaluate
+# Evaluate GiGPO with Qwen2.5-7b on WebShop's 500 test goals (spec §3 protocol: one
+# trajectory per task, H=15), one seed per call:
+#
+#   bash recipes/evaluate-gigpo-webshop-qwen2.5-7b.sh CHECKPOINT [SEED] [overrides...]
+#
+# CHECKPOINT: a training checkpoint (.../global_step_N) or an exported Hugging Face folder. SPLIT=valid plays the
+# 1,000 valid goals. Writes eval_seed<SEED>.json and .md (mean score, WebShop's reward x 100, then success);
+# combine seeds with `strata report-eval`. See recipes/lib/evaluate-strata-alfworld.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SPLIT=${SPLIT:-test} DATA=${DATA:-$HOME/data/strata-webshop} \
+  TRAIN_RECIPE=recipes/train-gigpo-webshop-qwen2.5-7b.sh NAME=gigpo-webshop-qwen2.5-7b \
+  exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"

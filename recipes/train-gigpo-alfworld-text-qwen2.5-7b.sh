@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# strata-recipe: train
+# GiGPO (configs/baseline/gigpo.yaml; docs/algorithm.md §2.2) with Qwen2.5-7b on ALFWorld: the StraTA
+# recipe's infrastructure, trainer, task lists and evaluation protocol, with G=8 episodes per task, no strategy
+# and GiGPO's episode- and step-level credit (verl-agent's values), so StraTA, GRPO and GiGPO differ
+# only in algorithm keys (`strata config-diff` lists them).
+#
+#   bash recipes/train-gigpo-alfworld-text-qwen2.5-7b.sh [overrides...]
+#   bash recipes/evaluate-gigpo-alfworld-text-qwen2.5-7b.sh CHECKPOINT [SEED]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CKPT=${CKPT:-checkpoints/gigpo-alfworld-qwen2.5-7b} \
+  exec bash recipes/train-strata-alfworld-text-qwen2.5-7b.sh +baseline=gigpo \
+  trainer.experiment_name=gigpo-alfworld-qwen2.5-7b "$@"
