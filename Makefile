@@ -54,7 +54,7 @@ smoke: install
 lint: install
 	$(VENV)/bin/ruff check strata tests benchmarks scripts
 
-# Only what `make demo`, `make smoke` and the tests write (the recipe tests' dry runs go to outputs/dry-run).
+# Only what `make demo`, `make smoke` and the tests write (a recipe's dry run writes nothing: recipes/lib/dry-run.sh).
 # User runs are never removed: every other folder under outputs/ (and checkpoints/) stays.
 clean:
-	rm -rf outputs/demo outputs/smoke-grpo-tiny-cpu outputs/dry-run .pytest_cache
+	rm -rf outputs/demo outputs/smoke-grpo-tiny-cpu .pytest_cache

@@ -1,7 +1,7 @@
 """The ALFWorld learning benchmark: does RL improve the tiny ALFWorld agent, measured with a paired evaluation.
 
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out outputs/alfworld-learning \\
-        --algorithms strata grpo control --seeds 0 1                                          # everything
+        --algorithms strata grpo gigpo control --seeds 0 1                                    # everything
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR --report-only             # re-read runs
 
 From nothing, in one invocation:

@@ -9,6 +9,7 @@
 # Each run starts from an empty folder; the learning run's warm-started model is built once and kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh   # DRY_RUN=1: both runs' configs checked and printed, nothing written or removed
 
 OUT=${OUT:-outputs/demo}
 ASSETS=${ASSETS:-$OUT/magic-word-assets}   # the warm-started model and games: built on the first demo only
@@ -17,7 +18,7 @@ STRATA=$(dirname "$PY")/strata; [ -x "$STRATA" ] || STRATA="$PY -m strata.cli"
 export PY
 
 clock() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
-rm -rf "$OUT/alfworld" "$OUT/learning"
+unless_dry_run rm -rf "$OUT/alfworld" "$OUT/learning"
 
 echo "== 1/2 ALFWorld, random tiny model: the whole StraTA loop (success 0% expected) =="
 started=$SECONDS
@@ -32,6 +33,7 @@ started=$SECONDS
 OUT="$OUT/learning" ASSETS="$ASSETS" bash recipes/train-strata-magic-word-tiny-cpu.sh \
   strata.diversity.embedder=sentence_transformer
 learning_s=$((SECONDS - started))
+dry_run && exit 0
 
 LEARNING=$(cd "$OUT/learning" && pwd)
 ALFWORLD=$(cd "$OUT/alfworld" && pwd)

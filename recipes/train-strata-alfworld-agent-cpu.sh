@@ -21,6 +21,7 @@
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh
 
 AGENT=${AGENT:-outputs/alfworld-agent}   # built by: strata build-alfworld-agent --out outputs/alfworld-agent
 ALGO=${ALGO:-strata}                     # strata | grpo | gigpo
@@ -36,12 +37,11 @@ PLATFORM=${PLATFORM:-cpu_vllm}
 N=${N:-2}; M=${M:-4}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-4}
 
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
-if [ -z "${DRY_RUN:-}" ] && [ ! -f "$AGENT/agent.json" ]; then
+if ! dry_run && [ ! -f "$AGENT/agent.json" ]; then
   echo "error: $AGENT holds no built agent (agent.json); run: strata build-alfworld-agent --out $AGENT" >&2
   exit 2
 fi
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+OUT=$(run_folder "$OUT")
 AGENT=$(cd "$AGENT" 2>/dev/null && pwd || echo "$AGENT")
 # Validation task lists (Hydra's list syntax for several: [a.parquet,b.parquet]); INTERIM_VAL: what the
 # validations between the first and the last play instead (data.interim_val_files; null: VAL every time).
@@ -56,7 +56,7 @@ else
              ++strata.prompts.preset=alfworld_compact)
 fi
 
-$PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
+logged "$OUT/train.log" $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   "${ALGO_ARGS[@]}" \
   data.train_files="$AGENT/$TRAIN.parquet" \
   data.val_files="$VAL" \
@@ -87,4 +87,4 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   run.dump.train_every=5 \
   trainer.experiment_name="alfworld-learning-$ALGO-seed$SEED" \
   'trainer.logger=[console,file]' \
-  "$@" 2>&1 | tee "$OUT/train.log"
+  "$@"

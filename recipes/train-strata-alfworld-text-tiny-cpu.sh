@@ -6,6 +6,7 @@
 # checkpoints, then the evaluation table. Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh
 
 OUT=${OUT:-outputs/strata-tiny-cpu}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
@@ -16,16 +17,15 @@ PLATFORM=${PLATFORM:-cpu}            # cpu: the `hf` rollout; cpu_vllm: verl's v
 N=${N:-2}; M=${M:-2}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-2}
 
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
+OUT=$(run_folder "$OUT")
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 export WANDB_DIR=${WANDB_DIR:-$OUT}   # with trainer.logger=[...,wandb]: the (offline) run goes to OUT/wandb
 
-[ -f "$OUT/model/config.json" ] || $PY -m strata.cli build-tiny-model --out "$OUT/model"
+[ -f "$OUT/model/config.json" ] || unless_dry_run $PY -m strata.cli build-tiny-model --out "$OUT/model"
 DATA=${DATA:-$OUT/data}   # task lists; the bundled ALFWorld games unless the caller prepared others there
-[ -f "$DATA/train.parquet" ] || $PY -m strata.cli prepare-data --bundled --out "$DATA"
+[ -f "$DATA/train.parquet" ] || unless_dry_run $PY -m strata.cli prepare-data --bundled --out "$DATA"
 
-$PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
+logged "$OUT/train.log" $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   data.train_files="$DATA/train.parquet" \
   data.val_files="$DATA/$VAL_SPLIT.parquet" \
   data.train_batch_size=$TASKS \
@@ -50,9 +50,9 @@ $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_RUN:+--dry-run} \
   run.dump.train_every=1 \
   trainer.experiment_name=strata-tiny-cpu \
   'trainer.logger=[console,file]' \
-  "$@" 2>&1 | tee "$OUT/train.log"
+  "$@"
 
-[ -n "${DRY_RUN:-}" ] && exit 0
+dry_run && exit 0
 echo
 echo "== validation after the last step ($VAL_SPLIT, one strategy and one episode per task) =="
 LATEST=$(cat "$OUT/checkpoints/latest_checkpointed_iteration.txt")

@@ -9,6 +9,7 @@
 # Extra Hydra overrides pass through ("$@"), e.g. +strata_test.flip_advantage_sign=true for the control.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh
 
 OUT=${OUT:-outputs/strata-magic-word-tiny-cpu}
 ASSETS=${ASSETS:-outputs/magic-word-assets}   # games, task lists, preset, warm-started model: built once
@@ -22,19 +23,23 @@ N=${N:-2}; M=${M:-2}; SIGMA=${SIGMA:-2}; TASKS=${TASKS:-4}
 # strata.diversity.embedder=hashed_bow to keep its recorded curves comparable.
 
 export RAY_DISABLE_USAGE_STATS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 WANDB_MODE=${WANDB_MODE:-offline}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
+OUT=$(run_folder "$OUT")
 ASSETS=$(realpath -m "$ASSETS")
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 
-# assets.json is written last: a folder without it is incomplete and rebuilt. A dry run needs only the preset.
-if [ -n "${DRY_RUN:-}" ]; then
-  [ -f "$ASSETS/prompts.yaml" ] || $PY -m strata.cli build-learning-check --out "$ASSETS" --without-model >/dev/null
+# assets.json is written last: a folder without it is incomplete and rebuilt. A dry run needs only the preset,
+# and builds it in a temporary folder it removes when it ends.
+if dry_run; then
+  if [ ! -f "$ASSETS/prompts.yaml" ]; then
+    ASSETS=$(mktemp -d)
+    trap 'rm -rf "$ASSETS"' EXIT
+    $PY -m strata.cli build-learning-check --out "$ASSETS" --without-model >/dev/null
+  fi
 elif [ ! -f "$ASSETS/assets.json" ]; then
   $PY -m strata.cli build-learning-check --out "$ASSETS"
 fi
 
-$PY -m strata.trainer.main +platform=cpu ${DRY_RUN:+--dry-run} \
+logged "$OUT/train.log" $PY -m strata.trainer.main +platform=cpu ${DRY_RUN:+--dry-run} \
   data.train_files="$ASSETS/train.parquet" \
   data.val_files="$ASSETS/valid_seen.parquet" \
   data.train_batch_size=$TASKS \
@@ -59,9 +64,9 @@ $PY -m strata.trainer.main +platform=cpu ${DRY_RUN:+--dry-run} \
   run.dump.train_every=1 \
   trainer.experiment_name=strata-magic-word-tiny-cpu \
   'trainer.logger=[console,file]' \
-  "$@" 2>&1 | tee "$OUT/train.log"
+  "$@"
 
-[ -n "${DRY_RUN:-}" ] && exit 0
+dry_run && exit 0
 echo
 echo "== validation success rate per step (32 valid_seen games, one strategy and one episode per task) =="
 $PY -m strata.cli curve --run-dir "$OUT"

@@ -7,15 +7,15 @@
 # tests/integration/test_sciworld_lora.py runs it (with LoRA on vLLM). Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh
 
 OUT=${OUT:-outputs/strata-sciworld-tiny-cpu}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 TASK_TYPES=${TASK_TYPES:-find-living-thing,find-non-living-thing,find-plant}
 PER_TASK_TYPE=${PER_TASK_TYPE:-2}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
+OUT=$(run_folder "$OUT")
 DATA=$OUT/sciworld-data
-[ -f "$DATA/train.parquet" ] || $PY -m strata.cli prepare-data --env sciworld --task-types "$TASK_TYPES" \
+[ -f "$DATA/train.parquet" ] || unless_dry_run $PY -m strata.cli prepare-data --env sciworld --task-types "$TASK_TYPES" \
   --per-task-type "$PER_TASK_TYPE" --out "$DATA" >/dev/null
 
 # Rows: 4 steps, each observation turn up to ~820 tokens (a full room and its objects), 32-token responses:

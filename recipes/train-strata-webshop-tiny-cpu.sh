@@ -7,17 +7,17 @@
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source recipes/lib/dry-run.sh
 
 OUT=${OUT:-outputs/strata-webshop-tiny-cpu}
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
 GOALS_PER_SPLIT=${GOALS_PER_SPLIT:-8}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
+OUT=$(run_folder "$OUT")
 CATALOGUE=${CATALOGUE:-$OUT/catalogue}   # WebShop's own data/ folder works the same
 [ -f "$CATALOGUE/items_shuffle_1000.json" ] || [ -f "$CATALOGUE/items_shuffle.json" ] || \
-  $PY -m strata.cli make-webshop --out "$CATALOGUE" >/dev/null
+  unless_dry_run $PY -m strata.cli make-webshop --out "$CATALOGUE" >/dev/null
 DATA=$OUT/webshop-data
-[ -f "$DATA/train.parquet" ] || $PY -m strata.cli prepare-data --env webshop --data-path "$CATALOGUE" \
+[ -f "$DATA/train.parquet" ] || unless_dry_run $PY -m strata.cli prepare-data --env webshop --data-path "$CATALOGUE" \
   --per-task-type "$GOALS_PER_SPLIT" --out "$DATA" >/dev/null
 
 # Rows: 4 steps, each page turn up to ~500 tokens (10 results with their clicks), 32-token responses:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from strata.cli_output import OutputFolderError
 
 # tool name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -31,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "doctor": (
         "strata.trainer.doctor",
-        "Check this machine for a recipe in a second: GPUs, vLLM, attention, model, data, wandb, disk.",
+        "Check this machine for a recipe (7-20 s): GPUs, vLLM, attention, model, data, wandb, disk.",
     ),
     "make-games": (
         "strata.envs.commands.make_games",
@@ -43,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "prepare-data": (
         "strata.envs.commands.prepare_data",
-        "Build the trainer's task lists (one parquet per split) from ALFWorld data or ScienceWorld's splits.",
+        "Build the trainer's task lists (one parquet per split) from ALFWorld, ScienceWorld or WebShop data.",
     ),
     "play": (
         "strata.envs.commands.play",
@@ -63,7 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report-eval": (
         "strata.report.cli_eval",
-        "Combine evaluation JSONs of several seeds into the per-subtask table (Markdown and JSON).",
+        "Combine evaluation JSONs of several seeds into the per-subtask table, with avg@k and pass@k over the seeds.",
     ),
     "compare": (
         "strata.report.cli_compare",
@@ -107,10 +110,28 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a tool. What the user can cause (a folder that must not be written, a file that cannot be read or
+    written, Ctrl-C, a reader such as ``head`` that stops reading) ends in one line, never a traceback."""
     argv = sys.argv[1:] if argv is None else list(argv)
     selected = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(selected).parse_args(argv)
-    return int(importlib.import_module(COMMANDS[args.command][0]).run(args))
+    try:
+        return int(importlib.import_module(COMMANDS[args.command][0]).run(args))
+    except OutputFolderError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`strata show RUN | head`): the rest of the output is not wanted. Python would
+        # report the pipe again when it flushes stdout at exit, so stdout goes to /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what a shell reports for a writer stopped by SIGPIPE
+    except KeyboardInterrupt:
+        print(f"strata {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as error:
+        where = f": {error.filename}" if error.filename else ""
+        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ user calls :func:`check_recipe` first. Standard library only, so the doctor stay
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -80,7 +81,21 @@ def check_recipe(path: str | Path) -> str:
                 return kind
             why = "no `# strata-recipe:` line in its opening comments"
     except FileNotFoundError:
-        raise RecipeError(f"no recipe script at {path}; {WHAT_A_RECIPE_IS}") from None
+        raise RecipeError(f"no recipe script at {path}{_did_you_mean(path)}; {WHAT_A_RECIPE_IS}") from None
     except OSError as error:
         why = f"cannot read it: {error.strerror}"
     raise RecipeError(f"{path} is not a strata recipe ({why}); {WHAT_A_RECIPE_IS}")
+
+
+def _did_you_mean(path: Path) -> str:
+    """`` (did you mean X?)`` for the recipe a mistyped path most likely means: the name with ``.sh``, or the closest
+    name in the same folder; empty when there is none."""
+    with_suffix = path.with_name(path.name + ".sh")
+    if path.suffix != ".sh" and with_suffix.is_file():
+        return f" (did you mean {with_suffix}?)"
+    try:
+        names = [p.name for p in path.parent.glob("*.sh")]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1)
+    return f" (did you mean {path.parent / close[0]}?)" if close else ""

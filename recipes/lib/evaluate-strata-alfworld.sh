@@ -10,16 +10,21 @@
 #   TRAIN_RECIPE=recipes/train-...sh NAME=... bash recipes/lib/evaluate-strata-alfworld.sh CHECKPOINT [SEED] [overrides...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source recipes/lib/dry-run.sh
 
-CHECKPOINT=${1:?usage: evaluate CHECKPOINT [SEED] [overrides...]}
+if [ $# -lt 1 ]; then
+  echo "error: give the checkpoint to evaluate: bash ${TRAIN_RECIPE/train-/evaluate-} CHECKPOINT [SEED] [overrides...]" \
+    "(a training step, .../global_step_N, or an exported model folder)" >&2
+  exit 2
+fi
+CHECKPOINT=$1
 SEED=${2:-0}
 shift $(( $# >= 2 ? 2 : 1 ))
 SPLIT=${SPLIT:-valid_seen}
 DATA=${DATA:-$HOME/data/strata-alfworld}
 OUT=${OUT:-outputs/eval-$NAME/$SPLIT/seed$SEED}   # one folder per split and seed
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)   # absolute: Ray workers run elsewhere
+OUT=$(run_folder "$OUT")
 export VERL_FILE_LOGGER_PATH="$OUT/metrics.jsonl"
 
 if [ -f "$CHECKPOINT/config.json" ]; then   # an exported Hugging Face folder
@@ -40,6 +45,6 @@ DATA="$DATA" PY="$PY" bash "$TRAIN_RECIPE" \
   'trainer.logger=[console,file]' \
   "$@"
 
-[ -n "${DRY_RUN:-}" ] && exit 0
+dry_run && exit 0
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed "$SEED" --split "$SPLIT" \
   --checkpoint "$CHECKPOINT" --task-list "$DATA/$SPLIT.parquet" --dumps "$OUT" --out "$OUT"

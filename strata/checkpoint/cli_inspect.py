@@ -31,11 +31,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     try:
         step = _describe_root(path) if parse_step(path) is None else path
-        if step is not None:
-            _describe_step(step)
+        _describe_step(step)
         if args.world_size is not None:
-            if step is None:
-                raise CheckpointError(f"no complete checkpoint under {path} to resume from")
             check_resumable(step, args.world_size, dataloader_num_workers=args.dataloader_workers)
             print(f"resumable at world size {args.world_size}: trainer.resume_mode=resume_path "
                   f"trainer.resume_from_path={step}")
@@ -45,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe_root(root: Path) -> Path | None:
+def _describe_root(root: Path) -> Path:
     steps = step_dirs(root)
     if not steps:
         raise CheckpointError(f"{root} holds no global_step_N folder; pass trainer.default_local_dir of a run")
@@ -59,6 +56,8 @@ def _describe_root(root: Path) -> Path | None:
         state = "complete" if info.complete else "INCOMPLETE (missing " + ", ".join(info.missing[:3]) + ")"
         print(f"  global_step_{step}: world size {info.world_size}, {state}{_manifest_note(info)}")
     latest = find_latest_checkpoint(root)
+    if latest is None:
+        raise CheckpointError(f"no complete step under {root}: resume_mode=auto would train from step 0")
     print(f"resume_mode=auto would load: {latest}")
     return latest
 

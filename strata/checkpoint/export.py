@@ -32,6 +32,7 @@ from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, erro
 from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, MANIFEST_FILE, shard_file_name
 from strata.checkpoint.lora import merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
+from strata.checkpoint.staging import staged
 
 logger = logging.getLogger(__name__)
 
@@ -78,19 +79,20 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
         state = _bf16_state_dict(tensors, _ties_embeddings(config))
     except ValueError as error:
         raise CheckpointError(f"{info.path}: {error}") from error
-    out.mkdir(parents=True, exist_ok=True)
-    _save_safetensors(state, out, max_shard_size)
-    if actor.lora:
-        write_adapter(keys, tensor, actor.lora, out / LORA_ADAPTER_DIR)
-    config.dtype = torch.bfloat16
-    config.save_pretrained(out)
-    for file in sorted((actor_dir / HF_DIR).iterdir()):
-        if file.is_file() and not _written_by_export(file.name):
-            shutil.copy2(file, out / file.name)
-    if release:
-        training_state = out / TRAINING_STATE_DIR
-        shutil.copytree(info.path, training_state / info.path.name)
-        write_latest_pointer(training_state, info.step)
+    # Written under a hidden name and renamed at the end: an interrupted export leaves no model folder.
+    with staged(out) as staging:
+        _save_safetensors(state, staging, max_shard_size)
+        if actor.lora:
+            write_adapter(keys, tensor, actor.lora, staging / LORA_ADAPTER_DIR)
+        config.dtype = torch.bfloat16
+        config.save_pretrained(staging)
+        for file in sorted((actor_dir / HF_DIR).iterdir()):
+            if file.is_file() and not _written_by_export(file.name):
+                shutil.copy2(file, staging / file.name)
+        if release:
+            training_state = staging / TRAINING_STATE_DIR
+            shutil.copytree(info.path, training_state / info.path.name)
+            write_latest_pointer(training_state, info.step)
     logger.debug("exported %s (world size %s%s) to %s in %.1f s", info.path, actor.world_size,
                 f", LoRA rank {actor.lora.rank} merged" if actor.lora else "", out, time.perf_counter() - started)
     return out

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
+from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta  # DTensor's spec: see _reshard_dtensor
 
 from strata.checkpoint.inspect import CheckpointError, error_line
 
@@ -159,9 +160,12 @@ def _reshard_dtensor(sources: Sequence[DTensor], mesh: DeviceMesh, world_size: i
         offset += local.shape[0]
     # cat copies, so the new shard owns exactly its rows (a saved view would drag its whole storage along).
     local = torch.cat(pieces, dim=0) if pieces else first._local_tensor.new_empty((0, *first.shape[1:]))
-    with torch.no_grad():
-        return DTensor.from_local(local.contiguous(), mesh, [Shard(0)], run_check=False,
-                                  shape=first.shape, stride=first.stride())
+    # Built from its spec, not with DTensor.from_local: that moves the local tensor to the mesh's device type, and a
+    # checkpoint saved on GPUs records "cuda" (on a CPU host: "Torch not compiled with CUDA enabled"; on a GPU host
+    # every shard lands on one GPU). The shard stays where it was loaded (the CPU), as verl's own checkpoints with
+    # offloaded parameters keep it.
+    spec = DTensorSpec(mesh, (Shard(0),), tensor_meta=TensorMeta(first.shape, first.stride(), local.dtype))
+    return DTensor(local.contiguous(), spec, requires_grad=False)
 
 
 def _check_layout(shards: Sequence[DTensor], where: str) -> None:

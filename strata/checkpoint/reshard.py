@@ -9,14 +9,14 @@ config and tokenizer are copied as they are.
 
 The source's checksums are verified first when it has a manifest (`strata.checkpoint.manifest`). The new
 step folder is assembled under a hidden name, gets its own manifest, and is renamed into place at the
-end, and the output root's pointer is written last, so an interrupted reshard never looks like a checkpoint.
+end (`strata.checkpoint.staging`), and the output root's pointer is written last, so an interrupted reshard never
+looks like a checkpoint and leaves nothing a later one keeps.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -29,6 +29,7 @@ from strata.checkpoint.inspect import CheckpointError, describe_checkpoint
 from strata.checkpoint.layout import FSDP_CONFIG_FILE, MANIFEST_FILE, parse_shard_file, shard_file_name
 from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import read_latest_pointer, write_latest_pointer
+from strata.checkpoint.staging import staged
 
 logger = logging.getLogger(__name__)
 
@@ -51,18 +52,12 @@ def reshard_checkpoint(checkpoint: str | Path, world_size: int, out_root: str | 
     if destination.exists():
         raise CheckpointError(f"{destination} already exists; pass another --out or remove it first")
     started = time.perf_counter()
-    out_root.mkdir(parents=True, exist_ok=True)
-    staging = out_root / f".{info.path.name}.partial-{os.getpid()}"
     role_names = {role.name for role in info.roles}
-    shutil.copytree(info.path, staging, ignore=_skip_fsdp_files(info.path, role_names))
-    try:
+    with staged(destination) as staging:
+        shutil.copytree(info.path, staging, ignore=_skip_fsdp_files(info.path, role_names), dirs_exist_ok=True)
         for role in info.roles:
             _reshard_role(info.path / role.name, staging / role.name, role.world_size, world_size)
         write_manifest(staging, step=info.step)
-        os.replace(staging, destination)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     pointed = read_latest_pointer(out_root)
     if pointed is None or pointed < info.step:
         write_latest_pointer(out_root, info.step)

@@ -31,5 +31,9 @@ class TaskListError(EnvError):
     """A task-list parquet file that is missing or lacks the columns the trainer reads."""
 
 
+class CatalogError(EnvError):
+    """A WebShop data file that cannot be read as the JSON WebShop writes (empty, truncated, another format)."""
+
+
 class EngineLostError(EnvError):
     """The process behind an engine died (ScienceWorld's JVM): its worker exits so the pool replaces it."""

@@ -72,7 +72,11 @@ def read_task_list(path: str | Path) -> list[Task]:
     source = Path(path)
     if not source.is_file():
         raise TaskListError(f"task list {source} does not exist; build it with `strata prepare-data`")
-    frame = pd.read_parquet(source)
+    try:
+        frame = pd.read_parquet(source)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid (empty, truncated, not parquet) is a ValueError
+        raise TaskListError(f"{source} is not a readable task list ({exc}); rebuild it with `strata prepare-data`") \
+            from None
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise TaskListError(f"{source}: missing columns {', '.join(missing)}; rebuild it with `strata prepare-data`")

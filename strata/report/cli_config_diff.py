@@ -12,7 +12,7 @@ from strata.report.config_resolve import ConfigSource, resolve_config
 EXAMPLE = ("strata config-diff recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh "
            "recipes/train-strata-alfworld-text-qwen2.5-7b.sh\n"
            "  strata config-diff strata_trainer strata_trainer --overrides-b trainer.n_gpus_per_node=8\n"
-           "  strata config-diff outputs/run/.hydra/config.yaml strata_trainer --overrides-b ...")
+           "  strata config-diff outputs/run/config.yaml strata_trainer --overrides-b ...")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -96,11 +96,12 @@ def plot_curve(curve: Curve, path: str | Path, title: str | None = None, as_perc
     scale = 100.0 if as_percent else 1.0
     figure, axes = plt.subplots(figsize=(7, 4.2), dpi=120)
     try:
+        # The overall line is wide, pale and underneath: a subtask equal to it (a one-subtask split) stays visible.
+        axes.plot(curve.steps, [scale * v for v in curve.values], marker="o", linewidth=5, color="black", alpha=0.3,
+                  zorder=1, label="all" if curve.per_subtask else curve.key)
         for name, values in curve.per_subtask.items():
             points = [(s, scale * v) for s, v in zip(curve.steps, values, strict=True) if v is not None]
-            axes.plot(*zip(*points, strict=True), marker=".", linewidth=1, alpha=0.7, label=name)
-        axes.plot(curve.steps, [scale * v for v in curve.values], marker="o", linewidth=2.5, color="black",
-                  label="all" if curve.per_subtask else curve.key)
+            axes.plot(*zip(*points, strict=True), marker=".", linewidth=1.2, zorder=2, label=name)
         axes.set_xlabel("training step")
         axes.set_ylabel(f"{curve.key} (%)" if as_percent else curve.key)
         if as_percent:

@@ -185,7 +185,10 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
     if len(set(seeds)) != len(seeds):
         raise EvalSchemaError(f"seeds repeat ({list(seeds)}); pass each seed's evaluation once")
     for result in results[1:]:
-        for name in ("split", "checkpoint", "step"):
+        if _checkpoint(result.checkpoint) != _checkpoint(first.checkpoint):
+            raise EvalSchemaError(f"seed {result.seed} has checkpoint={result.checkpoint!r} but seed {first.seed} has "
+                                  f"{first.checkpoint!r}; combine one evaluation only")
+        for name in ("split", "step"):
             if getattr(result, name) != getattr(first, name):
                 raise EvalSchemaError(f"seed {result.seed} has {name}={getattr(result, name)!r} but seed "
                                       f"{first.seed} has {getattr(first, name)!r}; combine one evaluation only")
@@ -216,6 +219,14 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         score=tuple(score),
         pass_at_k=_pass_at_k(results, present),
     )
+
+
+def _checkpoint(value: str | None) -> str | None:
+    """What a recorded checkpoint names: a path that exists here, wherever it was written from (relative or
+    absolute, through a link), else the text as recorded (a Hub id, a path on another machine)."""
+    if value is None or not Path(value).exists():
+        return value
+    return str(Path(value).resolve())
 
 
 def _pass_at_k(results: Sequence[EvalResult], subtasks: list[str]) -> tuple[PassAtK, ...]:

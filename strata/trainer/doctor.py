@@ -1,4 +1,4 @@
-"""`strata doctor`: every start-up check on this machine for a recipe or config, one line each, in a second.
+"""`strata doctor`: every start-up check on this machine for a recipe or config, one line each, in 7-20 s.
 
 A recipe is run as the user runs it (its variables, working folder and exports such as ``HF_HUB_OFFLINE``
 all count) with ``STRATA_DOCTOR=1``, which makes ``strata.trainer.main`` run the checks instead of training,

@@ -40,12 +40,14 @@ def _data_line(config: DictConfig, key: str) -> str:
 
 
 def _rows(path: str) -> str:
-    try:
-        import pyarrow.parquet as pq
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-        return f"present, {pq.ParquetFile(path).metadata.num_rows} task(s)"
-    except Exception:  # noqa: BLE001 - a folder or another format: its existence is what the line says
-        return "present"
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+    except (OSError, pa.ArrowException) as error:
+        return f"present but UNREADABLE as a task list: {error}"
+    return f"present, {rows} task(s)" if rows else "present but EMPTY: 0 tasks"
 
 
 def _model_line(config: DictConfig) -> str:
@@ -120,8 +122,23 @@ def _checkpoints_line(config: DictConfig) -> str:
     return f"every {save_freq} step(s) and at the last to {folder}; {retention}{at_most}{exists}"
 
 
+def _evaluation_line(config: DictConfig) -> str:
+    """What a validation-only run (the evaluation recipes) evaluates: a training step it resumes, or the model."""
+    if select(config, "trainer.resume_mode") == "resume_path":
+        step = str(select(config, "trainer.resume_from_path", ""))
+        state = "present" if Path(step).is_dir() else "MISSING: no such folder"
+        return f"checkpoint {step} ({state}), validation only"
+    return "the model above, validation only"
+
+
 def summary_lines(config: DictConfig) -> list[str]:
-    """The summary, one ``# label  value`` line each, under `HEADING`."""
+    """The summary, one ``# label  value`` line each, under `HEADING`. A validation-only run (an evaluation
+    recipe) says what it evaluates instead of how it would train."""
+    if select(config, "trainer.val_only"):
+        training = [("evaluates", _evaluation_line(config))]
+    else:
+        training = [("groups", _groups_line(config)), ("steps", _steps_line(config)),
+                    ("checkpoints", _checkpoints_line(config))]
     rows = [
         ("model", _model_line(config)),
         ("train data", _data_line(config, "train_files")),
@@ -129,9 +146,7 @@ def summary_lines(config: DictConfig) -> list[str]:
         *([("interim val data", _data_line(config, "interim_val_files"))]
           if select(config, "data.interim_val_files") else []),
         ("machine", _machine_line(config)),
-        ("groups", _groups_line(config)),
-        ("steps", _steps_line(config)),
-        ("checkpoints", _checkpoints_line(config)),
+        *training,
         ("experiment", f"{select(config, 'trainer.project_name', '?')}/"
                        f"{select(config, 'trainer.experiment_name', '?')}"),
     ]

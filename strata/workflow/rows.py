@@ -83,9 +83,10 @@ def trained_rewards(rollout: TaskRollout, permutation_seed: int | None = None) -
 
     With ``permutation_seed`` (the learning benchmark's control run, ``+strata_test.permute_rewards=true``) the
     same rewards are shuffled across all of the task's trained episodes, strategies included, before they are
-    handed back in the same ragged shape: the update keeps its size, its share of flat groups and its penalties,
-    but no reward belongs to the episode that earned it any more. A gain of such a run is what moving the policy
-    buys without the signal.
+    handed back in the same ragged shape: the update keeps its size, its penalties and each task's mix of wins and
+    losses (so its share of flat groups only in expectation: a shuffle across strategies can make one group flat
+    and another not), but no reward belongs to the episode that earned it any more. A gain of such a run is what
+    moving the policy buys without the signal.
     """
     rewards = [[t.reward for t in trained_trajectories(s)] for s in scored_strategies(rollout)]
     if permutation_seed is None:

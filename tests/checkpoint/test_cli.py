@@ -46,6 +46,15 @@ def test_inspect_checkpoint_reports_and_checks(tmp_path: Path, make_step, capsys
     assert "strata reshard" in capsys.readouterr().err
 
 
+def test_a_root_without_a_complete_step_is_an_error(tmp_path: Path, make_step, capsys) -> None:
+    make_step(tmp_path, 1, world_size=1, data=False)
+    assert main(["inspect-checkpoint", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "global_step_1: world size 1, INCOMPLETE (missing data.pt)" in captured.out
+    assert "would load: None" not in captured.out
+    assert captured.err == f"error: no complete step under {tmp_path}: resume_mode=auto would train from step 0\n"
+
+
 def test_reshard_and_export_fail_with_one_line(tmp_path: Path, make_step, capsys) -> None:
     step = make_step(tmp_path / "run", 1, data=False)
     assert main(["reshard", "--checkpoint", str(step), "--world-size", "2", "--out", str(tmp_path / "o")]) == 2

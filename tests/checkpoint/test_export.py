@@ -10,8 +10,10 @@ import pytest
 import torch
 from safetensors import safe_open
 
+import strata.checkpoint.export as export
 from strata.checkpoint.export import export_hf
 from strata.checkpoint.inspect import CheckpointError, check_resumable, find_latest_checkpoint
+from tests.checkpoint.interruptions import interrupt_after
 
 
 def _safetensors_keys(folder: Path) -> set[str]:
@@ -116,3 +118,14 @@ def test_hf_weights_saved_by_verl_are_not_copied(fsdp_checkpoints, tmp_path: Pat
     assert sorted(p.name for p in out.iterdir()) == [
         "chat_template.jinja", "config.json", "generation_config.json", "model.safetensors",
         "tokenizer.json", "tokenizer_config.json"]
+
+
+def test_an_interrupted_export_leaves_no_model_folder(fsdp_checkpoints, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(export, "write_latest_pointer", interrupt_after(export.write_latest_pointer))
+    with pytest.raises(KeyboardInterrupt):  # at the very end of a release: weights, config, training state written
+        export.export_hf(fsdp_checkpoints[2], tmp_path / "release", release=True)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    out = export.export_hf(fsdp_checkpoints[2], tmp_path / "release", release=True)  # the same command again
+    assert (out / "model.safetensors").is_file() and (out / "training_state" / "global_step_1").is_dir()
+    assert [p.name for p in tmp_path.iterdir()] == ["release"]

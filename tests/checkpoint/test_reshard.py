@@ -11,9 +11,12 @@ import pytest
 import torch
 from torch.distributed.tensor import DTensor
 
+from strata.checkpoint import reshard
 from strata.checkpoint.fsdp2 import load_shard
-from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, find_latest_checkpoint
+from strata.checkpoint.inspect import CheckpointError, check_resumable, describe_checkpoint, find_latest_checkpoint
+from strata.checkpoint.pointer import read_latest_pointer
 from strata.checkpoint.reshard import reshard_checkpoint
+from tests.checkpoint.interruptions import a_finished_process_id, interrupt_after
 
 KINDS = ("model", "optim", "extra_state")
 
@@ -85,6 +88,39 @@ def test_round_trip_1_to_2_to_1_is_exact(fsdp_checkpoints, tmp_path: Path) -> No
         p.name for p in (original / "actor/huggingface").iterdir())
     assert find_latest_checkpoint(tmp_path / "w2") == two
     assert describe_checkpoint(two).complete
+
+
+def _on_device_type(tree: Any, device_type: str) -> Any:
+    """``tree`` with every DTensor's mesh saying ``device_type``: what a run on GPUs saves (locals loaded on CPU)."""
+    if isinstance(tree, DTensor):
+        tree.device_mesh._device_type = device_type  # what torch pickles as the mesh's device type
+    elif isinstance(tree, dict):
+        for value in tree.values():
+            _on_device_type(value, device_type)
+    elif isinstance(tree, list | tuple):
+        for value in tree:
+            _on_device_type(value, device_type)
+    return tree
+
+
+def test_a_checkpoint_saved_on_gpus_reshards_on_a_cpu_host(fsdp_checkpoints, tmp_path: Path) -> None:
+    """The saved mesh says "cuda"; this host has no GPU. The new shards keep "cuda" in their mesh (what verl's loader
+    on GPUs expects) and their tensors where they were loaded, with the rows the CPU-saved checkpoint gives."""
+    import shutil
+
+    original = fsdp_checkpoints[2]
+    gpu = tmp_path / "gpu-run" / "global_step_1"
+    shutil.copytree(original, gpu, ignore=shutil.ignore_patterns("strata_manifest.json"))
+    for kind in ("model", "optim"):
+        for rank in range(2):
+            path = gpu / "actor" / f"{kind}_world_size_2_rank_{rank}.pt"
+            torch.save(_on_device_type(torch.load(path, weights_only=False), "cuda"), path)
+    resharded = reshard_checkpoint(gpu, 1, tmp_path / "w1")
+    expected = reshard_checkpoint(original, 1, tmp_path / "cpu-w1")
+    (model,), (want,) = _files(resharded, "model"), _files(expected, "model")
+    for name, value in model.items():
+        assert value.device_mesh.device_type == "cuda" and value._local_tensor.device.type == "cpu", name
+        assert torch.equal(value._local_tensor, want[name]._local_tensor), name
 
 
 @pytest.mark.slow
@@ -176,3 +212,24 @@ def test_the_rng_note_says_in_plain_words_which_rank_copies_which(old: int, new:
     note = rng_copy_note(old, new)
     assert says in note and " mod " not in note and "did not exist" not in note
     assert "model and optimizer are split exactly" in note
+
+
+# An interrupted reshard leaves nothing, and a killed one's partial folder goes with the next run
+# (`strata.checkpoint.staging`).
+
+def test_an_interrupted_reshard_leaves_nothing(fsdp_checkpoints, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reshard, "_reshard_role", interrupt_after(reshard._reshard_role))
+    with pytest.raises(KeyboardInterrupt):
+        reshard_checkpoint(fsdp_checkpoints[2], 1, tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []
+    assert read_latest_pointer(tmp_path / "out") is None
+
+
+def test_a_killed_reshard_s_partial_folder_is_removed_by_the_next(fsdp_checkpoints, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    killed = out / f".global_step_1.partial-{a_finished_process_id()}"
+    (killed / "actor").mkdir(parents=True)
+    (killed / "actor" / "model_world_size_1_rank_0.pt").write_bytes(b"half a shard")
+    step = reshard_checkpoint(fsdp_checkpoints[2], 1, out)
+    assert sorted(p.name for p in out.iterdir()) == ["global_step_1", "latest_checkpointed_iteration.txt"]
+    check_resumable(step, world_size=1, dataloader_num_workers=0)

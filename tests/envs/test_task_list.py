@@ -47,6 +47,19 @@ def test_missing_columns_and_files_are_named(bundled_root: Path, tmp_path: Path)
         read_task_list(moved)
 
 
+def test_an_empty_or_truncated_task_list_is_one_error_line(bundled_root: Path, tmp_path: Path, capsys) -> None:
+    whole = write_task_list(load_split(bundled_root, "valid_seen"), tmp_path / "whole.parquet").read_bytes()
+    for name, content in (("empty.parquet", b""), ("truncated.parquet", whole[: len(whole) // 2])):
+        damaged = tmp_path / name
+        damaged.write_bytes(content)
+        with pytest.raises(TaskListError, match=f"{damaged} is not a readable task list"):
+            read_task_list(damaged)
+        assert main(["play", "--task-list", str(damaged), "--policy", "walkthrough"]) == 2
+        printed = capsys.readouterr()
+        assert f"{damaged} is not a readable task list" in printed.out + printed.err
+        assert "Traceback" not in printed.out + printed.err
+
+
 def test_prepare_data_on_bundled_set(bundled_root: Path, tmp_path: Path) -> None:
     prepared = prepare_data(bundled_root, tmp_path)
     assert [(p.split, p.total) for p in prepared] == [("train", 24), ("valid_seen", 12), ("valid_unseen", 6)]

@@ -139,3 +139,31 @@ def test_the_full_set_s_file_names_and_fields_as_webshop_s_setup_downloads_them(
     assert main(["prepare-data", "--env", "webshop", "--data-path", str(tmp_path), "--out", str(tmp_path / "lists"),
                  "--splits", "test"]) == 0
     assert capsys.readouterr().out.startswith("test        3 human goals")
+
+
+def test_a_truncated_data_file_is_one_error_line(tmp_path: Path, capsys) -> None:
+    from strata.cli import main
+
+    folder = write_catalog(tmp_path / "data", 6, 0)
+    products = folder / "items_shuffle_1000.json"
+    products.write_text(products.read_text()[:200])
+    for argv in (["prepare-data", "--env", "webshop", "--data-path", str(folder), "--out", str(tmp_path / "lists")],
+                 ["play", "--env", "webshop", "--data-path", str(folder), "--split", "test", "--policy", "random"]):
+        assert main(argv) == 2
+        printed = capsys.readouterr()
+        text = printed.out + printed.err
+        assert f"{products} is not readable WebShop data" in text and "Traceback" not in text, text
+    assert not (tmp_path / "lists").exists()
+
+
+def test_a_catalogue_too_small_for_a_split_writes_no_task_list(tmp_path: Path, capsys) -> None:
+    from strata.cli import main
+
+    folder = write_catalog(tmp_path / "data", 40, 0)  # 80 human goals: all in test (0-499)
+    out = tmp_path / "lists"
+    assert main(["prepare-data", "--env", "webshop", "--data-path", str(folder), "--splits", "test,valid,train",
+                 "--out", str(out)]) == 2
+    printed = capsys.readouterr()
+    assert "has 80 human goals and none in valid, train" in printed.out + printed.err
+    assert "strata make-webshop --products N" in printed.out + printed.err
+    assert not out.exists() or list(out.iterdir()) == []

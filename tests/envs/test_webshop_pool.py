@@ -91,9 +91,15 @@ def test_prepare_data_writes_every_split_and_the_lists_read_back(catalogue: Path
                  "--splits", "test,valid"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"test      500 human goals  {tmp_path / 'test.parquet'}",
                                                     f"valid     100 human goals  {tmp_path / 'valid.parquet'}"]
-    # 600 goals leave the train split (1,500 on) empty: refused with one line, not an empty list
+    # 600 goals leave the train split (1,500 on) empty: refused with one line naming the fix, before any list is
+    # written (test.parquet is the first run's)
+    before = (tmp_path / "test.parquet").stat().st_mtime_ns
     assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path)]) == 2
-    assert capsys.readouterr().out == f"error: {tmp_path / 'train.parquet'}: refusing to write an empty task list\n"
+    assert capsys.readouterr().out == (f"error: the catalogue in {catalogue} has 600 human goals and none in train "
+                                       "(goal indices: test 0-499, valid 500-1499, train 1500-); generate more "
+                                       "products (`strata make-webshop --products N`, two human goals each) or leave "
+                                       "train out of --splits\n")
+    assert (tmp_path / "test.parquet").stat().st_mtime_ns == before and not (tmp_path / "train.parquet").exists()
     test = read_task_list(tmp_path / "test.parquet")
     assert test == webshop_tasks(catalogue, "test")
     assert task_list_digest(test) == task_list_digest(webshop_tasks(catalogue, "test"))

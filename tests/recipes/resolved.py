@@ -35,9 +35,10 @@ def recipe_args(recipe: str) -> tuple[str, ...]:
 
 @functools.cache
 def resolve(recipe: str, *args: str, **variables: str) -> dict:
-    """``recipes/RECIPE`` with ``args`` (and environment ``variables``, e.g. SPLIT) resolved; the tiny recipes'
-    files go to ``outputs/dry-run/WORKER`` (one folder per worker: two workers building the tiny model in one
-    folder would race)."""
+    """``recipes/RECIPE`` with ``args`` (and environment ``variables``, e.g. SPLIT) resolved.
+
+    Every resolution is also a check that a dry run writes nothing (recipes/lib/dry-run.sh): the recipe's ``OUT``
+    and ``ASSETS`` are fresh paths, which must not exist once it has run (its model, task lists, log, folders)."""
     folder = Path(os.environ[CACHE_VARIABLE]) / "resolved"  # per session: a kept folder would serve stale recipes
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(json.dumps([recipe, *args, sorted(variables.items())]).encode()).hexdigest()[:16]
@@ -46,12 +47,14 @@ def resolve(recipe: str, *args: str, **variables: str) -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for this resolution instead of repeating it
         if done.is_file():
             return json.loads(done.read_text())
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        env = {"PY": warm_python.command(), "OUT": str(REPO / "outputs/dry-run" / worker), **variables}
+        written = {name: folder / "written-by-dry-run" / key / name.lower() for name in ("OUT", "ASSETS")}
+        env = {"PY": warm_python.command(), **{name: str(path) for name, path in written.items()}, **variables}
         try:
             config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
         except RecipeError as error:
             raise AssertionError(f"{error}\n{error.output[-3000:]}") from None
+        made = [f"{name}={path}" for name, path in written.items() if path.exists()]
+        assert not made, f"DRY_RUN=1 bash recipes/{recipe} wrote {', '.join(made)}: a dry run must write nothing"
         partial = done.with_suffix(".partial")
         partial.write_text(json.dumps(config))
         partial.replace(done)

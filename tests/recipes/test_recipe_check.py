@@ -108,6 +108,13 @@ def test_a_folder_a_fifo_and_a_missing_file_are_refused(tree: Path, capsys) -> N
         assert capsys.readouterr().err.count("error:") == 1
 
 
+def test_a_mistyped_recipe_gets_a_did_you_mean(capsys) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    for typed in ("recipes/train-strata-alfworld-text-tiny-cpu", "recipes/train-strata-alfword-text-tiny-cpu.sh"):
+        with pytest.raises(RecipeError, match=r"\(did you mean .*recipes/train-strata-alfworld-text-tiny-cpu\.sh\?\)"):
+            check_recipe(repo / typed)
+
+
 def test_the_doctor_without_a_recipe_says_what_to_give(capsys) -> None:
     assert main(["doctor"]) == 2
     err = capsys.readouterr().err

@@ -21,6 +21,15 @@ def test_training_recipes_resolve(recipe):
     assert config["strata"]["num_stras_per_run"] >= 1
 
 
+def test_an_evaluation_recipe_without_a_checkpoint_says_so_in_one_line():
+    done = subprocess.run(["bash", "recipes/evaluate-strata-alfworld-text-qwen2.5-1.5b.sh"], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, "DRY_RUN": "1"}, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("error: give the checkpoint to evaluate: bash recipes/evaluate-strata-alfworld-text-qwen2.5-"
+                           "1.5b.sh CHECKPOINT [SEED] [overrides...] (a training step, .../global_step_N, or an "
+                           "exported model folder)\n")
+
+
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if r.startswith("evaluate-")])
 def test_evaluation_recipes_resolve_to_the_spec_protocol(recipe):
     config = resolve(recipe, *EVALUATION_ARGS)
@@ -105,6 +114,13 @@ def test_the_gigpo_recipes_differ_from_strata_and_grpo_in_algorithm_keys_only(en
     short = environment.removesuffix("-text")
     assert gigpo["trainer.default_local_dir"] == f"checkpoints/gigpo-{short}-qwen2.5-{size}"
     assert gigpo["trainer.experiment_name"] == f"gigpo-{short}-qwen2.5-{size}"
+
+
+def test_gigpo_runs_on_sciworld_by_its_baseline_group_alone():
+    config = resolve("train-strata-sciworld-qwen2.5-1.5b.sh", "+baseline=gigpo")
+    strata = config["strata"]
+    assert (strata["algorithm"], strata["prompts"]["preset"]) == ("gigpo", "sciworld_grpo")
+    assert strata["num_stras_per_run"] == 1 and strata["judge"]["enable"] is False
 
 
 # What LoRA changes on top of the full 7B recipe's algorithm: the adapter and its learning rate (the recipe

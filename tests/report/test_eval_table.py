@@ -65,6 +65,18 @@ def test_refuses_to_mix(make_evaluation, other, message) -> None:
         combine_evaluations([first, second])
 
 
+def test_one_checkpoint_spelled_relative_and_absolute_is_one_checkpoint(make_evaluation, tmp_path, monkeypatch):
+    step = tmp_path / "checkpoints" / "global_step_150"
+    step.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    relative = dataclasses.replace(make_evaluation(0, SEED0), checkpoint="checkpoints/global_step_150")
+    absolute = dataclasses.replace(make_evaluation(1, SEED1), checkpoint=str(step))
+    assert combine_evaluations([relative, absolute]).seeds == (0, 1)
+    other = dataclasses.replace(make_evaluation(1, SEED1), checkpoint=str(tmp_path / "elsewhere/global_step_150"))
+    with pytest.raises(EvalSchemaError, match="has checkpoint="):
+        combine_evaluations([relative, other])
+
+
 def test_refuses_other_splits(make_evaluation) -> None:
     import dataclasses
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 from packaging.requirements import Requirement
@@ -184,6 +185,29 @@ def test_missing_task_lists_give_one_line_each(tmp_path):
                                            "val_files": [f"{tmp_path}/valid_seen.parquet"]}})
     assert len(lines) == 2 and all("strata prepare-data" in line and "DATA=" in line for line in lines)
     assert "data.val_files names" in lines[1]
+
+
+def test_task_lists_are_read_not_only_found(tmp_path):
+    from strata.envs.bundled import bundled_data_path
+    from strata.envs.discovery import load_split
+    from strata.envs.task_list import write_task_list
+
+    games = load_split(bundled_data_path(cache_dir=tmp_path / "cache"), "valid_seen")
+    good = write_task_list(games, tmp_path / "valid_seen.parquet")
+    empty = tmp_path / "empty.parquet"  # the columns, no row (`write_task_list` refuses to write one)
+    pd.read_parquet(good).iloc[:0].to_parquet(empty)
+    truncated = tmp_path / "truncated.parquet"
+    truncated.write_bytes(good.read_bytes()[:100])
+    data = {"train_files": str(empty), "val_files": [str(good), str(truncated)]}
+    results = list(task_lists(OmegaConf.create({"strata": {}, "data": data})))
+    assert [level for level, _ in results] == [Level.ERROR, Level.ERROR, Level.OK]
+    assert results[0][1] == (f"data.train_files names {empty}, which holds no task; rebuild it with "
+                             "`strata prepare-data`")
+    assert results[1][1].startswith(f"data.val_files: {truncated} is not a readable task list")
+    assert results[2][1] == "task lists read: 12 in valid_seen.parquet task(s)"
+    # A plain verl config's lists (the smoke recipe's prompts) are read as parquet files, not as task lists.
+    plain = [message for _, message in task_lists(OmegaConf.create({"data": data}))]
+    assert plain[1].startswith(f"data.val_files: {truncated} is not a readable parquet file")
 
 
 @pytest.fixture

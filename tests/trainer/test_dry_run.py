@@ -60,6 +60,14 @@ def test_the_summary_names_gigpo_and_its_credit(capsys, monkeypatch, tmp_path):
                                  "over shared anchors (γ=0.9, ω=1.0)")
 
 
+def test_an_evaluation_says_what_it_evaluates_not_how_it_would_train(capsys, monkeypatch, tmp_path):
+    _, summary = dry_run(capsys, monkeypatch, "trainer.val_only=true", "trainer.resume_mode=resume_path",
+                         f"trainer.resume_from_path={tmp_path}/global_step_3",
+                         f"actor_rollout_ref.model.path={tmp_path}", "data.train_files=x", "data.val_files=y")
+    assert summary["evaluates"] == f"checkpoint {tmp_path}/global_step_3 (MISSING: no such folder), validation only"
+    assert not {"groups", "steps", "checkpoints"} & set(summary)
+
+
 def test_a_gpu_run_shows_gpus_times_nodes(monkeypatch):
     from omegaconf import OmegaConf
 

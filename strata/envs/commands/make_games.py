@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from collections import Counter
+from pathlib import Path
 
+from strata.cli_output import add_force_argument, output_folder
 from strata.cli_types import non_negative_int, positive_int
+from strata.envs.discovery import DATA_VERSION_DIR
 from strata.envs.errors import EnvError
 from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, GRAMMAR_VERSIONS
 from strata.envs.tasks import SPLITS, SUBTASKS, subtask_of
@@ -30,11 +34,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-receptacles", type=non_negative_int, default=8,
                         help="room size cap (0: whole floor plan)")
     parser.add_argument("--max-object-classes", type=non_negative_int, default=5, help="object classes cap (0: all)")
+    add_force_argument(parser, "the split's games (they are removed first)")
 
 
 def run(args: argparse.Namespace) -> int:
     from strata.envs.gen.generate import generate_split
 
+    output_folder(args.out, force=True)  # never a file
+    split_dir = output_folder(Path(args.out) / DATA_VERSION_DIR / args.split, args.force, option="--out's split")
+    if args.force and split_dir.is_dir():
+        shutil.rmtree(split_dir)  # replaced, not mixed: a split holds one generation's games
     try:
         games = generate_split(
             args.out,

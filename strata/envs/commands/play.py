@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games); "
                         "WebShop: its data/ folder or one `strata make-webshop` wrote")
     source.add_argument("--task-list", help="a parquet task list written by `strata prepare-data`")
-    source.add_argument("--bundled", action="store_true", help="use the small generated set shipped with strata")
+    source.add_argument("--bundled", action="store_true",
+                        help="ALFWorld only: the small generated set shipped with strata")
     parser.add_argument(
         "--split", choices=ALL_SPLITS, default=None,
         help=f"ALFWorld: {'/'.join(SPLITS)} (with --data-path or --bundled; default valid_seen); "
@@ -56,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
     from strata.envs.task_list import read_task_list
 
     task_types = [t for t in args.task_types.split(",") if t]
+    if args.bundled and args.env != "alfworld":  # the bundled games are ALFWorld's; no other environment has a set
+        print(f"error: --bundled is ALFWorld's small generated set; {args.env} has none: give "
+              + ("--data-path (WebShop's data/ folder or `strata make-webshop`'s)" if args.env == "webshop" else
+                 "--split and --per-task-type (ScienceWorld's own variations), or --task-list"))
+        return 2
     try:
         if args.task_list:
             tasks = read_task_list(args.task_list)

@@ -35,6 +35,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from strata.envs.errors import CatalogError
 from strata.envs.webshop.tasks import check_split
 
 # Names of the files WebShop's setup.sh downloads into its data/ folder (the small set, then the full one).
@@ -250,8 +251,14 @@ def load_catalog(folder: str | Path, *, goals: str = "human", small: bool = True
                  num_products: int | None = None) -> Catalog:
     """The catalogue in ``folder`` (WebShop's data/ layout): ``small`` reads the 1,000-product files."""
     products_file, attributes_file, *human_file = catalog_files(folder, goals, small)
-    human = json.loads(human_file[0].read_text(encoding="utf-8")) if human_file else None
-    return build_catalog(
-        json.loads(products_file.read_text(encoding="utf-8")), json.loads(attributes_file.read_text(encoding="utf-8")),
-        human, goals=goals, seed=seed, num_products=num_products,
-    )
+    human = _read_json(human_file[0]) if human_file else None
+    return build_catalog(_read_json(products_file), _read_json(attributes_file), human, goals=goals, seed=seed,
+                         num_products=num_products)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CatalogError(f"{path} is not readable WebShop data ({error}); download it again or regenerate the "
+                           "catalogue with `strata make-webshop`") from None

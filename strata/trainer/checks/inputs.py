@@ -138,7 +138,9 @@ def verl_validation(config: DictConfig) -> Iterator[tuple[Level, str]]:
 
 
 def task_lists(config: DictConfig) -> Iterator[tuple[Level, str]]:
-    found = 0
+    """Every task list the config names exists, reads (a StraTA run's as its task lists, `read_task_list`: columns,
+    rows, game files; a plain verl config's as parquet) and holds at least one row."""
+    counts = []
     for key in ("train_files", "val_files", "interim_val_files"):
         files = select(config, f"data.{key}")
         if not files and key == "interim_val_files":
@@ -148,15 +150,49 @@ def task_lists(config: DictConfig) -> Iterator[tuple[Level, str]]:
                                 f"pass DATA=DIR (the recipes' variable) or data.{key}=.")
             continue
         for path in [files] if isinstance(files, str) else list(files):
-            if "://" in str(path) or Path(path).exists():
-                found += 1
+            if "://" in str(path):
+                counts.append(f"{path} (remote, not read)")
+            elif Path(path).exists():
+                try:
+                    rows = _rows(path, strata="strata" in config)
+                except ValueError as error:
+                    yield Level.ERROR, f"data.{key}: {error}"
+                    continue
+                if not rows:
+                    yield Level.ERROR, (f"data.{key} names {path}, which holds no task; rebuild it with "
+                                        "`strata prepare-data`")
+                    continue
+                counts.append(f"{rows} in {Path(path).name}")
             else:
                 yield Level.ERROR, (
                     f"data.{key} names {path}, which does not exist. Build the task lists with `strata prepare-data "
                     f"--out DIR` (`--bundled` offline) and pass DATA=DIR (the recipes' variable), or fix data.{key}."
                 )
-    if found:
-        yield Level.OK, f"{found} task list file(s) present"
+    if counts:
+        yield Level.OK, f"task lists read: {', '.join(counts)} task(s)"
+
+
+def _rows(path: str, strata: bool) -> int:
+    """The rows of a task list: read as StraTA's (`read_task_list`) or, for a plain verl config, as any parquet.
+
+    Raises:
+        ValueError: it cannot be read as one (a `TaskListError` naming the file, or pyarrow's complaint).
+    """
+    if strata:
+        from strata.envs.errors import TaskListError
+        from strata.envs.task_list import read_task_list
+
+        try:
+            return len(read_task_list(path))
+        except TaskListError as error:
+            raise ValueError(str(error)) from None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except (OSError, pa.ArrowException) as error:
+        raise ValueError(f"{path} is not a readable parquet file ({error})") from None
 
 
 def resolve_resume(config: DictConfig) -> None:

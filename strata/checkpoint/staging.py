@@ -1,0 +1,48 @@
+"""Folders that appear whole or not at all: built under a hidden name beside their final one, renamed at the end.
+
+An export or a reshard stopped half-way (Ctrl-C, an error, a full disk) must not leave a complete-looking model or
+step folder, and a later run must not trip over its debris. `staged` builds the folder under
+``.NAME.partial-PID``, renames it to ``NAME`` when the work is done, removes it on any exception (Ctrl-C
+included), and first removes the partial folders of the same ``NAME`` whose process no longer runs (one that was
+killed outright).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def staged(final: Path) -> Iterator[Path]:
+    """The folder to write, renamed to ``final`` when the block ends normally (``final`` must be missing or an
+    empty folder, which it replaces)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for stale in final.parent.glob(f".{final.name}.partial-*"):
+        pid = stale.name.rsplit("-", 1)[1]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    staging = final.parent / f".{final.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+        if final.is_dir():
+            final.rmdir()  # empty (the callers check): os.replace cannot replace a folder on every platform
+        os.replace(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
