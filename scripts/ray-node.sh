@@ -18,6 +18,10 @@
 #   CPUS         logical CPUs Ray offers (default: as Ray detects; 16 for PLATFORM=cpu, as configs/platform/cpu.yaml).
 #   RAY_TMPDIR   Ray's temporary folder on this node (default: Ray's, /tmp/ray). Keep it short: Ray's socket
 #                paths must fit 107 characters.
+#   NET_IFACE    the network interface the nodes reach each other on (e.g. ib0, eth0): Ray binds to its IPv4
+#                address, and NCCL and gloo are told to use it (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME). Without it,
+#                Ray picks an address itself, which on a node with docker0, IPoIB or IPv6 may be the wrong one.
+#   NODE_IP      the address Ray binds to on this node, when NET_IFACE cannot say it.
 #   BLOCK=1      stay in the foreground until the node stops (`ray start --block`): what a SLURM step needs,
 #                since SLURM ends a step's processes when its command returns.
 #   RAY_AUTH_MODE, RAY_AUTH_TOKEN
@@ -41,14 +45,20 @@ case "$PLATFORM" in
   gpu) [ -n "${CPUS:-}" ] && resources=(--num-cpus "$CPUS") ;;
   *) echo "error: PLATFORM=$PLATFORM: use gpu or cpu" >&2; exit 2 ;;
 esac
+if [ -n "${NET_IFACE:-}" ]; then
+  NODE_IP=${NODE_IP:-$(ip -4 -o addr show "$NET_IFACE" 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}' || true)}
+  [ -n "$NODE_IP" ] || { echo "error: NET_IFACE=$NET_IFACE has no IPv4 address on $(hostname)" >&2; exit 2; }
+  export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-$NET_IFACE} GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-$NET_IFACE}
+fi
 options=()
-[ -n "${RAY_TMPDIR:-}" ] && options=(--temp-dir "$RAY_TMPDIR")
+[ -n "${NODE_IP:-}" ] && options+=(--node-ip-address "$NODE_IP")
+[ -n "${RAY_TMPDIR:-}" ] && options+=(--temp-dir "$RAY_TMPDIR")
 [ "${BLOCK:-0}" = 1 ] && options+=(--block)
 
 case "${1:-}" in
   head)
     port=${2:-6379}
-    echo "other nodes join with: bash scripts/ray-node.sh worker $(hostname -I 2>/dev/null | awk '{print $1}'):$port"
+    echo "other nodes join with: bash scripts/ray-node.sh worker ${NODE_IP:-$(hostname -I 2>/dev/null | awk '{print $1}')}:$port"
     "$RAY" start --head --port "$port" --include-dashboard false "${resources[@]}" "${options[@]}"
     ;;
   worker)

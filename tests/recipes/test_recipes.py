@@ -87,7 +87,7 @@ def test_the_grpo_recipes_are_the_strata_recipes_without_strategies(environment,
     algorithm = {d.key: d.b for d in diff.deltas if d.kind != INFRASTRUCTURE}
     assert algorithm == {**GRPO_KEYS, "strata.prompts.preset": preset}, diff.to_markdown()
     short = environment.removesuffix("-text")
-    assert grpo["trainer.default_local_dir"] == f"checkpoints/grpo-{short}-qwen2.5-{size}"
+    assert grpo["trainer.default_local_dir"] == str(REPO / f"checkpoints/grpo-{short}-qwen2.5-{size}")
     assert grpo["trainer.experiment_name"] == f"grpo-{short}-qwen2.5-{size}"
 
 
@@ -112,7 +112,7 @@ def test_the_gigpo_recipes_differ_from_strata_and_grpo_in_algorithm_keys_only(en
     assert {d.key for d in against_grpo.deltas if d.kind != INFRASTRUCTURE} == {
         "strata.algorithm", "strata.format_penalty", "strata.penalty_mode", "strata.length_penalty.threshold"}
     short = environment.removesuffix("-text")
-    assert gigpo["trainer.default_local_dir"] == f"checkpoints/gigpo-{short}-qwen2.5-{size}"
+    assert gigpo["trainer.default_local_dir"] == str(REPO / f"checkpoints/gigpo-{short}-qwen2.5-{size}")
     assert gigpo["trainer.experiment_name"] == f"gigpo-{short}-qwen2.5-{size}"
 
 

@@ -68,7 +68,7 @@ def test_another_vllm_version_gives_the_pin_line(monkeypatch):
     monkeypatch.setattr(packages, "_installed_version", lambda dist: "0.11.0")
     [line] = messages(packages.rollout_engine, {"actor_rollout_ref": {"rollout": {"name": "vllm"}}})
     assert "vllm 0.11.0 is installed but strata pins" in line and str(pin.specifier) in line
-    assert "pip install -e '.[gpu]'" in line
+    assert "make install-gpu" in line
 
 
 VLLM = {"actor_rollout_ref": {"rollout": {"name": "vllm"}}}
@@ -108,7 +108,9 @@ def test_the_cpu_build_of_vllm_cannot_serve_a_gpu_recipe(monkeypatch):
     monkeypatch.setattr(packages, "_installed_version", lambda dist: "0.29.0+cpu")
     [line] = messages(packages.rollout_engine, VLLM)
     assert "vllm 0.29.0+cpu is vLLM's CPU build" in line and "cannot serve a GPU run" in line
-    assert "pip install -e '.[gpu]'" in line and "CPU recipe" in line
+    # The fix that works: `pip install -e '.[gpu]'` is a no-op over the CPU build (0.29.0+cpu satisfies ==0.29.0).
+    assert "run `make install-gpu (scripts/install-gpu.sh)`" in line and "changes nothing" in line
+    assert "CPU recipe" in line
     on_cpu = {**VLLM, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": {"VERL_PLATFORM": "cpu"}}}}}
     [ok] = messages(packages.rollout_engine, on_cpu, Level.OK)
     assert "CPU build, for the cpu platform" in ok and messages(packages.rollout_engine, on_cpu) == []

@@ -1,11 +1,15 @@
 """The trainer removes the shared memory its run left, and only that: not what was there before, not what a
-live process still maps or holds open."""
+live process still maps or holds open, not another user's; and a segment it cannot remove fails nothing."""
 
 from __future__ import annotations
 
 import mmap
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from strata.trainer.shared_memory import remove_leftovers, segments_in_use, shared_segments
 
@@ -45,3 +49,25 @@ def test_only_new_unused_segments_are_removed(tmp_path):
         keeper.wait()
     # Once its process has ended, what it held is a leftover like the rest.
     assert sorted(remove_leftovers(before, tmp_path, wait_s=5.0)) == sorted([held, mapped_now])
+
+
+def test_another_user_s_segment_is_never_touched_and_a_refusal_fails_nothing(tmp_path, monkeypatch, capsys):
+    before = shared_segments(tmp_path)
+    theirs = segment(tmp_path, "psm_another_user")
+    try:
+        os.chown(theirs, 65534, 65534)  # "nobody": what another user's job leaves on a shared node
+    except PermissionError:
+        pytest.skip("only root can give a file to another user here")
+    refusing = segment(tmp_path, "psm_refusing")
+    ours = segment(tmp_path, "psm_ours")
+    real_unlink = Path.unlink
+
+    def unlink(path, *args, **kwargs):
+        if path == refusing:  # the sticky /dev/shm of a shared node, as an unprivileged user meets it
+            raise PermissionError(1, "Operation not permitted", str(path))
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    assert remove_leftovers(before, tmp_path, wait_s=0.0) == {ours: 4096}
+    assert {path.name for path in tmp_path.iterdir()} == {theirs.name, refusing.name}
+    assert capsys.readouterr().err == f"strata: left {refusing} in place (Operation not permitted)\n"

@@ -32,7 +32,8 @@ def visible_gpus() -> tuple[int, str]:
     import torch
 
     if torch.version.cuda is None:
-        return 0, f" (torch {torch.__version__} is a CPU build: install a CUDA build of torch)"
+        return 0, (f" (torch {torch.__version__} is a CPU build: on a GPU node run `make install-gpu`, which "
+                   "replaces it with the CUDA build)")
     return torch.cuda.device_count(), ""
 
 

