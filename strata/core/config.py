@@ -20,6 +20,7 @@ from strata.core.prompting import TEMPLATE_FIELDS, PromptTemplates, load_prompt_
 TRAJECTORY_ROWS = ("multi_turn", "per_step")
 ALGORITHMS = ("strata", "grpo", "gigpo")
 FLAT_ALGORITHMS = ("grpo", "gigpo")
+ANCHORS = ("observation", "last_admitted")
 """The baselines without a strategy level: one group of G episodes per task, no selection, no judge."""
 
 
@@ -71,6 +72,10 @@ class GigpoConfig:
         reward_scale: R(τ) is multiplied by this in both parts. verl-agent's ALFWorld reward: 10 × won.
         similarity_threshold: null compares anchors exactly (verl-agent's default); a number in (0, 1) joins
             anchors whose difflib ratio reaches it.
+        anchor: what a step's anchor is. ``observation`` (verl-agent's): the observation its action was chosen on.
+            ``last_admitted`` (an extension): the observation after the last action the environment admitted, so
+            steps after "Nothing happens." keep the state they are in instead of sharing one group across rooms
+            (`strata.workflow.records.Trajectory.anchors`).
     """
 
     gamma: float = 0.95
@@ -79,6 +84,7 @@ class GigpoConfig:
     episode_stats: str = "steps"
     reward_scale: float = 10.0
     similarity_threshold: float | None = None
+    anchor: str = "observation"
 
     def __post_init__(self) -> None:
         _require(_is_number(self.gamma) and 0.0 <= self.gamma <= 1.0, "gigpo.gamma",
@@ -93,6 +99,7 @@ class GigpoConfig:
         threshold = self.similarity_threshold
         _require(threshold is None or (_is_number(threshold) and 0.0 < threshold < 1.0), "gigpo.similarity_threshold",
                  "must be null (exact anchors) or a number in (0, 1)", threshold)
+        _require(self.anchor in ANCHORS, "gigpo.anchor", f"must be one of {', '.join(ANCHORS)}", self.anchor)
 
 
 @dataclass(frozen=True)

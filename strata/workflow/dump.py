@@ -143,7 +143,8 @@ def task_record(kind: str, step: int, algorithm: str, task: Task, rollout: TaskR
     scored = {id(s): k for k, s in enumerate(scored_strategies(rollout))}
     strategies = [
         _strategy_record(rollout.kept[i] if i < len(rollout.kept) else None, strategy,
-                         scored.get(id(strategy)), advantages, rollout.initial_observation)
+                         scored.get(id(strategy)), advantages, rollout.initial_observation,
+                         (credit_settings or {}).get("anchor") == "last_admitted")
         for i, strategy in enumerate(rollout.strategies)
     ]
     return {
@@ -159,7 +160,8 @@ def task_record(kind: str, step: int, algorithm: str, task: Task, rollout: TaskR
 
 
 def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: int | None,
-                     advantages: GroupAdvantages | None, first_observation: str) -> dict[str, Any]:
+                     advantages: GroupAdvantages | None, first_observation: str,
+                     last_admitted: bool) -> dict[str, Any]:
     values = advantages is not None and scored is not None
     trained = {id(t): j for j, t in enumerate(trained_trajectories(strategy))} if values else {}
     trajectories = []
@@ -169,7 +171,8 @@ def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: i
         steps = advantages.actions[scored][position] if position is not None else None
         credit = (advantages.step_credit[scored][position]
                   if position is not None and advantages.step_credit is not None else None)
-        trajectories.append(_trajectory_record(j, trajectory, base, steps, credit, first_observation))
+        trajectories.append(_trajectory_record(j, trajectory, base, steps, credit,
+                                               trajectory.anchors(first_observation, last_admitted)))
     return {
         "candidate": candidate,
         "strategy": strategy.strategy,
@@ -183,10 +186,9 @@ def _strategy_record(candidate: int | None, strategy: StrategyRollout, scored: i
 
 def _trajectory_record(index: int, trajectory: Trajectory, advantage: float | None,
                        step_advantages: list[float] | None, credit: list[StepCredit] | None,
-                       first_observation: str) -> dict[str, Any]:
+                       anchors: list[str]) -> dict[str, Any]:
     flagged = set(trajectory.flagged_steps)
     judge = trajectory.judge
-    anchors = trajectory.anchors(first_observation)
     return {
         "index": index, "won": trajectory.won, "reward": trajectory.reward, "end_reason": trajectory.end_reason,
         "score": trajectory.progress,

@@ -122,10 +122,19 @@ class Trajectory:
     def num_steps(self) -> int:
         return len(self.steps)
 
-    def anchors(self, initial_observation: str) -> list[str]:
+    def anchors(self, initial_observation: str, last_admitted: bool = False) -> list[str]:
         """The observation each step's action was chosen on (GiGPO's anchors): ``initial_observation`` (the
-        engine's first text) for step 1, the previous step's observation after it."""
-        return [initial_observation, *(step.observation for step in self.steps)][: self.num_steps]
+        engine's first text) for step 1, the previous step's observation after it.
+
+        ``last_admitted``: the observation after the last step the environment admitted instead. A refused action
+        ("Nothing happens.") or a malformed reply changes nothing in the game, so the state is still the one that
+        observation described, and two steps in the same room compare even when one follows a refusal."""
+        anchors, current = [], initial_observation
+        for step in self.steps:
+            anchors.append(current)
+            if not last_admitted or step.admissible:
+                current = step.observation
+        return anchors
 
 
 @dataclass

@@ -130,7 +130,8 @@ def gigpo_credit(rollout: TaskRollout, config: StrataConfig, permutation_seed: i
     credit = [
         gigpo_advantages(
             outcomes,
-            [t.anchors(rollout.initial_observation) for t in trained_trajectories(strategy)],
+            [t.anchors(rollout.initial_observation, settings.anchor == "last_admitted")
+             for t in trained_trajectories(strategy)],
             [np.add(np.add(s, j), r).tolist() for s, j, r in zip(shaping_i, judged_i, refused_i, strict=True)],
             gamma=settings.gamma, step_weight=settings.step_weight, mode=settings.mode,
             episode_stats=settings.episode_stats, reward_scale=settings.reward_scale,

@@ -416,6 +416,20 @@ def test_preflight_stops_on_every_error_at_once_one_line_each(tmp_path):
     assert any(line.startswith("model: ") for line in lines) and any(line.startswith("tasks: ") for line in lines)
 
 
+def test_skipped_checks_warn_instead_of_stopping_the_run(tmp_path):
+    """A CPU head node of a GPU cluster: its own findings are not the run's, so the user names the checks to skip."""
+    config = load_config("smoke_grpo_cpu", [f"actor_rollout_ref.model.path={tmp_path}/nope",
+                                            f"data.train_files={tmp_path}/t.parquet"])
+    with pytest.raises(ConfigError) as err:
+        preflight(config, {"STRATA_SKIP_CHECKS": "model"})
+    assert not any(line.startswith("model: ") for line in str(err.value).splitlines())  # tasks still stop it
+    warnings = preflight(config, {"STRATA_SKIP_CHECKS": "model, tasks"})
+    assert {w.check for w in warnings} >= {"model", "tasks"}
+    assert all(w.level is Level.WARNING and w.message.endswith("(not enforced: STRATA_SKIP_CHECKS)")
+               for w in warnings if w.check in ("model", "tasks"))
+    assert {w.check for w in preflight(config, {"STRATA_SKIP_CHECKS": "all"})} >= {"model", "tasks"}
+
+
 def test_preflight_only_warns_when_the_disk_is_short(monkeypatch, tiny_model_dir, tmp_path):
     from strata.assets.smoke_data import write_smoke_prompts
 

@@ -76,7 +76,8 @@ def test_the_dump_keeps_every_term_and_gives_the_advantages_back():
     record = task_record("train", 4, "gigpo", TASK, rollout, adv, credit_settings(CONFIG))
     assert record["credit_settings"] == {"gamma": 0.5, "step_weight": 2.0, "mode": "mean_norm",
                                          "episode_stats": "steps", "reward_scale": 10.0,
-                                         "similarity_threshold": None, "penalty_mode": "post_norm"}
+                                         "similarity_threshold": None, "anchor": "observation",
+                                         "penalty_mode": "post_norm"}
     b_steps = record["strategies"][0]["trajectories"][1]["steps"]
     assert b_steps[2]["credit"] == {
         "anchor": anchor_digest("Nothing happens."), "step_group": 2, "step_group_size": 1, "step_reward": 0.0,
@@ -124,3 +125,20 @@ def test_strata_show_spells_out_the_terms_of_each_step():
     # B's second step: episode -10/3, step -5 (G 0 against A's 10 at the fridge), penalty -0.25; -3.33 - 10 - 0.25.
     assert (f"step 2  > take mug  NOT ADMISSIBLE  2 tok  adv -13.58  = episode -3.33, step -5.00 (G 0.00, anchor "
             f"{anchor_digest('At the fridge.')} shared by 2), penalty -0.25") in text
+
+
+def test_last_admitted_anchors_keep_the_room_after_a_refusal():
+    """B's third step follows a refused "take mug": the game is still at the fridge, so with
+    ``strata.gigpo.anchor=last_admitted`` it joins A's and B's fridge steps instead of standing alone."""
+    config = StrataConfig.from_dict({**CONFIG_KEYS, "gigpo": {**CONFIG_KEYS["gigpo"], "anchor": "last_admitted"}})
+    rollout = make_rollout()
+    adv = group_advantages(rollout, config)
+    (a, b, c), = adv.step_credit
+    assert [x.step_group for x in a + b + c] == [0, 1, 0, 1, 1, 0]
+    # Fridge: A's 10 against B's two 0s (mean 10/3); the kitchen as before.
+    assert [x.step_part for x in a + b + c] == pytest.approx([10 / 3, 20 / 3, -5 / 3, -10 / 3, -10 / 3, -5 / 3])
+    record = task_record("train", 4, "gigpo", TASK, rollout, adv, credit_settings(config))
+    b_steps = record["strategies"][0]["trajectories"][1]["steps"]
+    assert [s["credit"]["anchor"] for s in b_steps] == [anchor_digest(o) for o in
+                                                        ("In a kitchen.", "At the fridge.", "At the fridge.")]
+    assert recomputed_advantages(record) == [[pytest.approx(row, abs=1e-12) for row in adv.actions[0]]]
