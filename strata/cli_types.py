@@ -23,3 +23,14 @@ def positive_int(text: str) -> int:
 def non_negative_int(text: str) -> int:
     """An integer >= 0 (a cap where 0 means none)."""
     return _integer(text, 0, "an integer >= 0")
+
+
+def probability(text: str) -> float:
+    """A number in [0, 1] (a rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return value

@@ -59,7 +59,10 @@ from strata.core.prompting import (
 from strata.envs.explorer import ExploringExpert, receptacles_in_view
 from strata.envs.pool import EnvPool
 from strata.envs.tasks import Task
+from strata.report.situations import situation_table
 from strata.workflow.chat import ChatTokens
+from strata.workflow.dump import task_record
+from strata.workflow.records import TaskRollout
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +91,11 @@ class AgentRecipe:
     # "random": a new order per trace.
     search_order: str = "listed"
     slip_rate: float = 0.15
+    # Chance that the expert, at a receptacle without the object, first tries to take it there, as the tiny agent
+    # does (`ExploringExpert.misplaced_take`; once a place, a slip: history, never a target), so the warm start
+    # shows the search going on after "Nothing happens." instead of the take repeated. 0: the builds before
+    # 2026-12-05 (held-out 21% on 300 games; their refused takes, mostly repeats: RESULTS_alfworld_learning.md).
+    misplaced_take_rate: float = 0.3
     max_steps: int = 15
     history_window: int = 2
     max_tokens_per_response: int = 96
@@ -137,6 +145,7 @@ class TraceStep:
     observation: str
     admissible: tuple[str, ...]
     slip: bool = False
+    misplaced_take: bool = False  # a slip that is `ExploringExpert.misplaced_take`
 
 
 def slip_action(admissible: tuple[str, ...], rng: random.Random) -> str:
@@ -147,10 +156,12 @@ def slip_action(admissible: tuple[str, ...], rng: random.Random) -> str:
 
 
 async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, seed: int,
-                        slip_rate: float = 0.0, search_order: str = "random") -> list[Trace]:
+                        slip_rate: float = 0.0, search_order: str = "random",
+                        misplaced_take_rate: float = 0.0) -> list[Trace]:
     """``orders_per_game`` expert episodes per task, each with its own search order (seeded, or the k-th
     listed plan: `ExploringExpert.for_game`); after the first step, each step is a `slip_action` with
-    probability ``slip_rate``.
+    probability ``slip_rate``; at each searched receptacle without the object, the expert first tries the
+    `ExploringExpert.misplaced_take` there with probability ``misplaced_take_rate`` (a slip as well).
 
     Why slips: an expert that never errs shows only states on its own path, so a model that makes one
     mistake ("Nothing happens.") has never seen where it is then, and repeats it (measured: most lost
@@ -168,12 +179,19 @@ async def expert_traces(pool: EnvPool, tasks: list[Task], orders_per_game: int, 
             expert = ExploringExpert.for_game(task.game_file, episode.admissible_commands, rng, search_order, order)
             trace = Trace(task, episode.task_description, episode.initial_observation,
                           tuple(episode.admissible_commands), expert.strategy)
+            tried: set[str] = set()
             while not episode.done:
                 admissible = tuple(episode.admissible_commands)
-                slip = bool(trace.steps) and rng.random() < slip_rate
-                action = slip_action(admissible, rng) if slip else expert.act(admissible)
+                misplaced = expert.misplaced_take(admissible)
+                if misplaced_take_rate and misplaced and misplaced not in tried and rng.random() < misplaced_take_rate:
+                    tried.add(misplaced)
+                    action, slip = misplaced, True
+                else:
+                    slip = bool(trace.steps) and rng.random() < slip_rate
+                    action = slip_action(admissible, rng) if slip else expert.act(admissible)
                 result = await episode.step(action)
-                trace.steps.append(TraceStep(action, result.observation, tuple(result.admissible_commands), slip))
+                trace.steps.append(TraceStep(action, result.observation, tuple(result.admissible_commands), slip,
+                                             action == misplaced))
             trace.won = episode.outcome().won
             return trace
 
@@ -247,6 +265,14 @@ def game_sets(recipe: AgentRecipe) -> list[tuple[str, str, int, int]]:
     return sets
 
 
+def situations(tasks: list[Task], rollouts: list[TaskRollout], algorithm: str) -> dict[str, list[int]]:
+    """`strata.report.situations.situation_table` of evaluation rollouts, keyed for JSON."""
+    records = [task_record("valid", 0, algorithm, task, rollout, None)
+               for task, rollout in zip(tasks, rollouts, strict=True)]
+    return {f"{verb}, object {'in view' if in_view else 'not in view'}": [admitted, total]
+            for (verb, in_view), (admitted, total) in situation_table(records).items()}
+
+
 def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) -> Path:
     """Build the agent under ``root`` (see the module docstring) and return ``root``."""
     from transformers import AutoTokenizer
@@ -279,7 +305,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
     config = recipe.strata_config()
     with EnvPool(num_workers=recipe.workers, max_steps=recipe.max_steps) as pool:
         traces = asyncio.run(expert_traces(pool, splits["train"], recipe.orders_per_game, recipe.seed,
-                                           recipe.slip_rate, recipe.search_order))
+                                           recipe.slip_rate, recipe.search_order, recipe.misplaced_take_rate))
         lap("traces")
         dialogues = trace_dialogues(config.prompts.templates(), recipe.strata_config("grpo").prompts.templates(),
                                     traces, recipe.history_window)
@@ -304,12 +330,15 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
                    for name, split, count, seed in game_sets(recipe)},
         "expert": {"traces": len(traces), "won": sum(t.won for t in traces),
                    "mean_steps": round(sum(len(t.steps) for t in traces) / max(1, len(traces)), 2),
-                   "slips": sum(s.slip for t in traces for s in t.steps)},
+                   "slips": sum(s.slip for t in traces for s in t.steps),
+                   "misplaced_takes": sum(s.misplaced_take for t in traces for s in t.steps)},
         "examples": {kind: len(items) for kind, items in examples.items()},
         # What the trainer's validation measures at step 0 (spec §3: one strategy and one episode per game, T=0.7).
         "held_out_success": round(sum(t.won for t in trajectories) / len(trajectories), 4),
         "held_out_well_formed_actions": round(sum(s.action is not None for t in trajectories for s in t.steps)
                                               / max(1, sum(len(t.steps) for t in trajectories)), 4),
+        # Where its actions are refused: "<verb>, object in view|not in view" -> [admitted, steps].
+        "held_out_situations": situations(splits["valid_seen"], rollouts, config.algorithm),
         "seconds": seconds,
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ import json
 import logging
 
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
-from strata.cli_types import non_negative_int, positive_int
+from strata.cli_types import non_negative_int, positive_int, probability
 from strata.envs.explorer import SEARCH_ORDERS
 
 EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~15 min on 2 cores"
@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="expert episodes per training game, each with its own search order")
     parser.add_argument("--search-order", choices=SEARCH_ORDERS, default=DEFAULTS.search_order,
                         help="the expert's search order: random per episode, or the game's listing and its reverse")
+    parser.add_argument("--misplaced-take-rate", type=probability, default=DEFAULTS.misplaced_take_rate,
+                        help="chance that the expert first tries to take the object at a receptacle that lacks it "
+                             "(a slip: shows the search going on after \"Nothing happens.\")")
     parser.add_argument("--steps", type=positive_int, default=DEFAULTS.steps, help="warm-start optimizer steps")
     parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed,
                         help="seed of the warm-start and held-out games (the RL games: seed + 1)")
@@ -37,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("strata.envs.gen.generate").setLevel(logging.WARNING)
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
-                         orders_per_game=args.orders_per_game, search_order=args.search_order, steps=args.steps,
+                         orders_per_game=args.orders_per_game, search_order=args.search_order,
+                         misplaced_take_rate=args.misplaced_take_rate, steps=args.steps,
                          game_seed=args.game_seed, seed=args.seed)
     root = build_alfworld_agent(args.out, recipe)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))

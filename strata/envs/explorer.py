@@ -124,6 +124,19 @@ class ExploringExpert:
         parent = self.goal.parent
         return self._first(commands, f"open {parent} ") or self._first(commands, f"go to {parent} ") or "look"
 
+    def misplaced_take(self, admissible_commands: Sequence[str]) -> str | None:
+        """The take a small agent tries where the object is not: ``take <object> 1 from <here>`` at a searched
+        receptacle that offers no take of it; None while holding it, before the first ``go``, or where it is.
+
+        Not a move of the expert's: played as a slip (`strata.assets.alfworld_agent.expert_traces`), it shows
+        what follows the tiny agent's commonest mistake, "Nothing happens." and the search going on, a state
+        a slip-free expert never reaches (benchmarks/RESULTS_alfworld_learning.md: 1,468 of the 1,990 takes the
+        room refused in the agent's step-0 held-out episodes repeated the take it had just refused)."""
+        here = self._visited[-1] if self._visited else None
+        if self._holding or here is None or self._first(admissible_commands, f"take {self.goal.obj} "):
+            return None
+        return f"take {self.goal.obj} 1 from {here}"
+
     @staticmethod
     def _first(commands: Sequence[str], prefix: str) -> str | None:
         return next((c for c in commands if c.startswith(prefix)), None)

@@ -4,8 +4,9 @@ A recipe is run as the user runs it (its variables, working folder and exports s
 all count) with ``STRATA_DOCTOR=1``, which makes ``strata.trainer.main`` run the checks instead of training,
 and ``DRY_RUN=1``, which makes the recipes skip what follows the trainer. Only a file that declares itself a
 recipe (a ``# strata-recipe: train`` or ``evaluate`` line, `strata.recipes.check_recipe`) is run; anything
-else is refused before bash sees it, with one ``error:`` line. Exit status: 0 all fine, 1 only
-warnings, 2 an error that would fail the run (or a config that does not compose).
+else is refused before bash sees it, with one ``error:`` line. The recipe chooses its Python as a run does, and the
+checks run in that interpreter, so they are about the run's packages (the ``python`` line names it). Exit status:
+0 all fine, 1 only warnings, 2 an error that would fail the run (or a config that does not compose).
 
 What the libraries print while the checks run (verl's platform probe, its validation banner, Python
 warnings) is held back, so the table is all there is; ``strata doctor --verbose`` (``STRATA_DOCTOR=verbose``)
@@ -30,6 +31,7 @@ from omegaconf import DictConfig
 
 from strata.recipes import RecipeError, check_recipe
 from strata.trainer.checks import Finding, Level, run_checks
+from strata.trainer.checks.packages import DOCTOR_PYTHON_ENV
 
 EXAMPLE = ("strata doctor recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh\n"
            "  strata doctor recipes/train-strata-alfworld-text-qwen2.5-7b.sh trainer.nnodes=2\n"
@@ -151,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     except RecipeError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    env = {**os.environ, DOCTOR_ENV: VERBOSE if args.verbose else "1", "DRY_RUN": "1"}
-    env.setdefault("PY", sys.executable)  # the interpreter strata runs in, unless the user names one
+    # The recipe picks its interpreter as it does for a run (PY=, else the project's .venv, else python on PATH), and
+    # the checks run in it: they are the run's. This one's path lets the `python` line say when the two differ.
+    env = {**os.environ, DOCTOR_ENV: VERBOSE if args.verbose else "1", "DRY_RUN": "1",
+           DOCTOR_PYTHON_ENV: sys.executable}
     return subprocess.run(["bash", args.target, *args.overrides], env=env, check=False).returncode

@@ -54,6 +54,7 @@ from verl.utils.dataset.rl_dataset import collate_fn
 from strata.checkpoint.layout import step_dir_name
 from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import write_latest_pointer
+from strata.checkpoint.pruning import prune_earlier_jobs
 from strata.report.wandb_table import log_episode_table
 from strata.trainer.metrics import sampled_token_nll, strata_training_metrics, validation_metrics
 from strata.workflow.dump import DumpSettings
@@ -161,6 +162,11 @@ class StrataTrainer(PPOTrainerSync):
         root = self.config.trainer.default_local_dir
         write_manifest(Path(root) / step_dir_name(self.global_steps), step=self.global_steps)
         write_latest_pointer(root, self.global_steps)
+        trainer = self.config.trainer
+        resumed_from = trainer.get("resume_from_path") if trainer.get("resume_mode") == "resume_path" else None
+        for path in prune_earlier_jobs(root, resumed_from, self.global_steps, trainer.get("max_actor_ckpt_to_keep")):
+            print(f"strata: removed {path}, an earlier job's checkpoint beyond trainer.max_actor_ckpt_to_keep="
+                  f"{trainer.max_actor_ckpt_to_keep}", flush=True)
 
     def _compute_advantage(self, batch: KVBatchMeta, metrics: dict) -> KVBatchMeta:
         sampled = bool(self.config.actor_rollout_ref.rollout.get("calculate_log_probs", False))

@@ -47,7 +47,8 @@ def pool():
 def traced(tmp_path_factory, pool, qwen_tokenizer):
     tasks = [t for t in load_split(bundled_data_path(tmp_path_factory.mktemp("games")), "train")
              if t.task_type == "pick_and_place_simple"][:3]
-    traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=2, seed=0, slip_rate=0.3))
+    traces = asyncio.run(expert_traces(pool, tasks, orders_per_game=2, seed=0, slip_rate=0.3,
+                                       misplaced_take_rate=0.5))
     chat = ChatTokens(qwen_tokenizer)
     strata, grpo = (RECIPE.strata_config(a) for a in ("strata", "grpo"))
     dialogues = trace_dialogues(strata.prompts.templates(), grpo.prompts.templates(), traces, RECIPE.history_window)
@@ -98,6 +99,10 @@ def test_slips_are_history_never_targets_and_the_judgment_flags_them(traced):
     targets = sum(not s.slip for t in won for s in t.steps)
     assert len(examples["action"]) == len(examples["action_grpo"]) == targets
     assert any(s.slip for t in won for s in t.steps)
+    # Misplaced takes are slips the game refuses, each followed by the expert's own next move, never repeated.
+    misplaced = [(t, i) for t in won for i, s in enumerate(t.steps) if s.misplaced_take]
+    assert misplaced and all(t.steps[i].slip and t.steps[i].observation == "Nothing happens." for t, i in misplaced)
+    assert all(not t.steps[i + 1].misplaced_take for t, i in misplaced if i + 1 < len(t.steps))
     for trace, judge in zip(won, examples["judge"], strict=True):
         flagged = [n for n, s in enumerate(trace.steps, start=1) if s.slip]
         assert chat.tokenizer.decode(judge.response_ids, skip_special_tokens=True) == f"<judgment>{flagged}</judgment>"

@@ -21,6 +21,10 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert manifest["expert"]["traces"] == 3 and manifest["expert"]["won"] >= 1
     assert manifest["examples"]["strategy"] == manifest["expert"]["won"]
     assert 0.0 <= manifest["held_out_success"] <= 1.0
+    assert manifest["recipe"]["misplaced_take_rate"] == 0.3 and manifest["expert"]["misplaced_takes"] >= 0
+    situations = manifest["held_out_situations"]  # "<verb>, object (not) in view" -> [admitted, steps]
+    assert situations and all(0 <= admitted <= steps for admitted, steps in situations.values())
+    assert all(key.split(", object ")[1] in ("in view", "not in view") for key in situations)
     assert set(manifest["seconds"]) == {"games", "traces", "warm_start", "evaluation"}
     for name in ("train.parquet", "valid_seen.parquet", "rl_train.parquet", "model/config.json",
                  "model/tokenizer.json"):

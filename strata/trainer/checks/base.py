@@ -54,3 +54,24 @@ def uses_cpu_platform(config: DictConfig) -> bool:
     ``VERL_PLATFORM=cpu`` is what selects it; ``trainer.device=cpu`` is the same intent stated in verl's key.
     """
     return run_env(config).get("VERL_PLATFORM") == "cpu" or select(config, "trainer.device") == "cpu"
+
+
+def uses_reference(config: DictConfig) -> bool:
+    """Whether verl builds a reference model (a KL loss or a KL penalty in the reward)."""
+    return bool(select(config, "actor_rollout_ref.actor.use_kl_loss", False)
+                or select(config, "algorithm.use_kl_in_reward", False))
+
+
+# Bytes per parameter of each part of the training state that lives either on the GPUs or, offloaded, in host
+# memory, sharded over the run's ranks: the actor's fp32 parameters, Adam's two fp32 moments, the reference's
+# fp32 parameters (the recipes' headers do the same arithmetic).
+STATE_BYTES_PER_PARAM = {"actor": 4, "optimizer": 8, "ref": 4}
+
+
+def offloaded_parts(config: DictConfig) -> list[str]:
+    """What the run keeps in host memory between its phases: of ``actor`` (fp32 parameters), ``optimizer`` (Adam's
+    moments) and ``ref`` (the reference's parameters, when there is a reference), in that order."""
+    actor, ref = "actor_rollout_ref.actor.fsdp_config", "actor_rollout_ref.ref.fsdp_config"
+    parts = [("actor", f"{actor}.param_offload"), ("optimizer", f"{actor}.optimizer_offload"),
+             ("ref", f"{ref}.param_offload")]
+    return [name for name, key in parts if select(config, key, False) and (name != "ref" or uses_reference(config))]

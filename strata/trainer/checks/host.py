@@ -1,20 +1,31 @@
-"""What a GPU node's host gives the run's processes besides GPUs: a C compiler, shared memory, logical CPUs.
+"""What a GPU node's host gives the run's processes besides GPUs: a C compiler and Python's headers, shared
+memory, logical CPUs, and host memory for what the run offloads.
 
-Each of these stops a GPU run at start-up, or hangs it without a word, on slim or containerised nodes that
-otherwise look fine. The cpu platform needs none of them: its config turns compilation off and sets Ray's
-CPUs itself (configs/platform/cpu.yaml).
+Each of these stops a GPU run at start-up (or kills it later, or hangs it without a word) on slim or
+containerised nodes that otherwise look fine. The cpu platform needs none of them: its config turns compilation
+off, sets Ray's CPUs itself (configs/platform/cpu.yaml) and offloads nothing.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-from strata.trainer.checks.base import Level, run_env, select, uses_cpu_platform
+from strata.trainer.checks.base import (
+    STATE_BYTES_PER_PARAM,
+    Level,
+    offloaded_parts,
+    run_env,
+    select,
+    uses_cpu_platform,
+)
+from strata.trainer.checks.model import local_model_dir, parameter_count
 
 GIB = 1024**3
 SHM = Path("/dev/shm")
@@ -112,3 +123,72 @@ def ray_cpus(config: DictConfig) -> Iterator[tuple[Level, str]]:
         )
         return
     yield Level.OK, f"Ray gets {have} logical CPUs ({source}), {need} needed"
+
+
+def python_headers(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    """Triton builds its CUDA launcher against Python's C headers at start-up (``Python.h``), which slim images
+    and some distribution Pythons leave out."""
+    if uses_cpu_platform(config):
+        yield Level.OK, "cpu platform: nothing built against Python's headers (no Triton)"
+        return
+    header = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not header.is_file():
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        yield Level.ERROR, (
+            f"no {header}: Triton compiles its launcher against Python's headers when the workers start, and fails "
+            f"without them. Install them (apt-get install python{version}-dev, or your distribution's python3-devel), "
+            "or use a Python that ships them (uv's, conda's, the official images').")
+        return
+    yield Level.OK, f"Python's headers at {header.parent}"
+
+
+MEMINFO = Path("/proc/meminfo")
+CGROUP_MEMORY_MAX = Path("/sys/fs/cgroup/memory.max")
+
+
+def host_memory_bytes(meminfo: Path = MEMINFO, cgroup_max: Path = CGROUP_MEMORY_MAX) -> int | None:
+    """This node's memory for the run: MemTotal, or the cgroup's limit when lower (a SLURM job's --mem, a
+    container's); None when unreadable."""
+    try:
+        total = next(int(line.split()[1]) * 1024 for line in meminfo.read_text().splitlines()
+                     if line.startswith("MemTotal:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    try:
+        limit = cgroup_max.read_text().strip()
+    except OSError:
+        return total
+    return min(total, int(limit)) if limit.isdigit() else total
+
+
+def offload_findings(params: int, parts: list[str], nnodes: int, have: int) -> Iterator[tuple[Level, str]]:
+    """The host-memory line for ``params`` parameters with ``parts`` offloaded over ``nnodes`` nodes of ``have``
+    bytes each (FSDP shards over every rank, so a node holds its share of the whole)."""
+    per_param = sum(STATE_BYTES_PER_PARAM[p] for p in parts)
+    need = params * per_param // nnodes
+    what = (f"{', '.join(parts)} offloaded: {params / 1e9:.2f}B params x {per_param} B"
+            f"{f' / {nnodes} nodes' if nnodes > 1 else ''} = ~{need / GIB:.0f} GiB of host memory a node")
+    if need > have:
+        yield Level.ERROR, (
+            f"{what}, but this node has {have / GIB:.0f} GiB (MemTotal or the cgroup's limit): the workers are killed "
+            "when the offloaded state is written. Give the job more memory (SLURM --mem=0 takes the whole node), "
+            "more nodes, or offload less.")
+    elif need > 0.85 * have:
+        yield Level.WARNING, (f"{what} of {have / GIB:.0f} GiB: little is left for Ray, the environment workers and "
+                              "the page cache")
+    else:
+        yield Level.OK, f"{what}; {have / GIB:.0f} GiB here"
+
+
+def host_memory(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    parts = [] if uses_cpu_platform(config) else offloaded_parts(config)
+    if not parts:
+        yield Level.OK, "nothing offloaded to host memory"
+        return
+    folder = local_model_dir(str(select(config, "actor_rollout_ref.model.path", "")))
+    params = parameter_count(folder) if folder is not None else None
+    have = host_memory_bytes()
+    if params is None or have is None:
+        yield Level.OK, f"{', '.join(parts)} offloaded; model size or host memory unknown here: not estimated"
+        return
+    yield from offload_findings(params, parts, int(select(config, "trainer.nnodes", 1)), have)

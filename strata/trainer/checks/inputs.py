@@ -3,12 +3,14 @@ and the checkpoint to resume from."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 from omegaconf import DictConfig, open_dict
 
-from strata.trainer.checks.base import Level, select
+from strata.trainer.checks.base import Level, run_env, select
 from strata.trainer.config import ConfigError
 
 
@@ -64,9 +66,19 @@ def check_env_and_run(config: DictConfig) -> None:
 
 
 def environment(config: DictConfig) -> Iterator[tuple[Level, str]]:
-    """What the environment needs beyond the project's install: for WebShop, spaCy's English model for the
-    reward's title nouns (a registry-less download; without it the documented word fallback scores them)."""
+    """What the environment needs beyond the project's Python packages: for ScienceWorld, Java (its simulator is
+    a jar every game process starts); for WebShop, spaCy's English model for the reward's title nouns (a
+    registry-less download; without it the documented word fallback scores them)."""
     name = str(select(config, "env.name", "alfworld"))
+    if name == "sciworld":
+        java = shutil.which("java", path=run_env(config).get("PATH", os.defpath))
+        if java is None:
+            yield Level.ERROR, ("sciworld: no `java` on PATH, and every ScienceWorld game process starts its simulator "
+                                "with it: install a Java 17 runtime (apt-get install openjdk-17-jre-headless; "
+                                "`make install` does where apt-get works) or put its bin folder on PATH.")
+        else:
+            yield Level.OK, f"sciworld: the simulator runs on {java}"
+        return
     if name != "webshop":
         yield Level.OK, name
         return

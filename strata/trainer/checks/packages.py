@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import os
+import platform
+import sys
 from collections.abc import Iterator
 
 from omegaconf import DictConfig
@@ -196,3 +199,20 @@ def vllm_runner(config: DictConfig) -> Iterator[tuple[Level, str]]:
         return
     runner = "V2" if value.strip() == "1" else "V1"
     yield Level.OK, f"vLLM model runner {runner}: {V2_RUNNER_ENV}={value.strip()} in the run's env {switch}"
+
+
+DOCTOR_PYTHON_ENV = "STRATA_DOCTOR_PYTHON"  # set by `strata doctor` (strata.trainer.doctor) to its own interpreter
+
+
+def interpreter(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    """The interpreter the run uses, whose packages every other line checks; a warning when `strata doctor`
+    itself was started from another one (the recipes' PY line: PY=, else the project's .venv, else python)."""
+    here, version = sys.executable, platform.python_version()
+    doctor = os.environ.get(DOCTOR_PYTHON_ENV)
+    if doctor and os.path.abspath(doctor) != os.path.abspath(here):
+        yield Level.WARNING, (
+            f"the run uses {here} (Python {version}), not {doctor}, which `strata doctor` runs in: these lines are "
+            "about the run's interpreter (the recipes take PY=, else the project's .venv/bin/python, else python "
+            "on PATH); install into it, or set PY= to the one you installed into.")
+        return
+    yield Level.OK, f"{here} (Python {version}): the run's interpreter, whose packages these lines check"
