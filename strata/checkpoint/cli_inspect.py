@@ -53,13 +53,20 @@ def _describe_root(root: Path) -> Path:
         except CheckpointError as error:
             print(f"  global_step_{step}: DAMAGED ({error})")
             continue
-        state = "complete" if info.complete else "INCOMPLETE (missing " + ", ".join(info.missing[:3]) + ")"
+        missing = ", ".join(info.missing[:3])
+        state = "complete" if info.complete else f"INCOMPLETE (missing {missing}){_weights_note(info)}"
         print(f"  global_step_{step}: world size {info.world_size}, {state}{_manifest_note(info)}")
     latest = find_latest_checkpoint(root)
     if latest is None:
         raise CheckpointError(f"no complete step under {root}: resume_mode=auto would train from step 0")
     print(f"resume_mode=auto would load: {latest}")
     return latest
+
+
+def _weights_note(info) -> str:
+    """For an incomplete step: can `strata export` still write its weights (`CheckpointInfo.weights_problem`)?"""
+    return " (cannot resume; its weights export)" if info.weights_problem is None else (
+        f" (cannot resume or export: it {info.weights_problem})")
 
 
 def _manifest_note(info) -> str:
@@ -70,7 +77,8 @@ def _manifest_note(info) -> str:
 
 def _describe_step(step: Path) -> None:
     info = describe_checkpoint(step, checksums=True)
-    print(f"{info.path}: step {info.step}, {'complete' if info.complete else 'INCOMPLETE'}{_manifest_note(info)}")
+    state = "complete" if info.complete else f"INCOMPLETE{_weights_note(info)}"
+    print(f"{info.path}: step {info.step}, {state}{_manifest_note(info)}")
     for role in info.roles:
         print(f"  {role.name}: FSDP{role.fsdp_version or '?'} world size {role.world_size}; model {role.has_model}, "
               f"optimizer {role.has_optimizer}, extra state {role.has_extra_state}, "

@@ -29,7 +29,7 @@ import torch
 
 from strata.checkpoint.fsdp2 import full_tensor, load_shard
 from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, error_line
-from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, MANIFEST_FILE, shard_file_name
+from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, shard_file_name
 from strata.checkpoint.lora import merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
 from strata.checkpoint.staging import staged
@@ -51,13 +51,9 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
     """
     info = describe_checkpoint(checkpoint, checksums=True)
     actor = info.actor
-    damaged = [item for item in info.damaged if item.startswith((f"{ACTOR_DIR}/", MANIFEST_FILE))]
-    if damaged:
-        raise CheckpointError(f"{info.path} is damaged: {', '.join(damaged[:4])}{', ...' if len(damaged) > 4 else ''}; "
-                              f"export another step (strata inspect-checkpoint lists them)")
-    if actor is None or not actor.has_model or not actor.has_hf_config:
-        raise CheckpointError(f"{info.path} has no complete {ACTOR_DIR}/ model shards with "
-                              f"{ACTOR_DIR}/{HF_DIR}/config.json; export a step written by verl's trainer")
+    if info.weights_problem:
+        raise CheckpointError(f"{info.path} {info.weights_problem}; export another step written by verl's trainer "
+                              "(strata inspect-checkpoint lists them)")
     if release and not info.complete:
         raise CheckpointError(f"{info.path} is incomplete (missing {', '.join(info.missing[:4])}), so its "
                               f"training state cannot be released; export a complete step or drop --release")

@@ -114,6 +114,19 @@ class CheckpointInfo:
         return not self.missing
 
     @property
+    def weights_problem(self) -> str | None:
+        """Why `strata export` cannot write this step's weights (a predicate: "is damaged: ...", "has no ..."),
+        None when it can: the actor's model shards whole,
+        its ``huggingface/config.json`` there, none of them damaged. The one rule `export` and `inspect-checkpoint`
+        share; a step can pass it and still be incomplete for resume (no ``data.pt``, no optimizer)."""
+        damaged = [item for item in self.damaged if item.startswith((f"{ACTOR_DIR}/", MANIFEST_FILE))]
+        if damaged:
+            return f"is damaged: {', '.join(damaged[:4])}{', ...' if len(damaged) > 4 else ''}"
+        if self.actor is None or not self.actor.has_model or not self.actor.has_hf_config:
+            return f"has no complete {ACTOR_DIR}/ model shards with {ACTOR_DIR}/{HF_DIR}/config.json"
+        return None
+
+    @property
     def actor(self) -> RoleInfo | None:
         return next((role for role in self.roles if role.name == ACTOR_DIR), None)
 

@@ -209,6 +209,9 @@ def write_model_card(
     """
     run = discover_run(run_dir, config=config, logs=tuple(logs))
     run_config = resolve_config(ConfigSource(str(run.config)))
+    if not any(key.startswith("strata.") for key in run_config):
+        raise ValueError(f"{run.config} has no `strata.*` keys: not the config of a run of strata's trainer, which "
+                         "writes RUN/config.yaml when it starts (pass the run's own with --config)")
     metrics = read_metrics(run.logs)
     curve = extract_curve(metrics, metric)
     reports = read_evaluations_by_split(evaluations)
@@ -428,12 +431,9 @@ def _hyperparameters(config: dict[str, Any]) -> str:
     """StraTA's keys and the optimisation keys; on the cpu platform ``n_gpus_per_node`` says it counts processes."""
     strata_keys = [key for key in config if key.startswith("strata.")]
     parts = ["## Hyperparameters"]
-    if strata_keys:
-        rows = [[f"`{key}`", STRATA_SYMBOLS.get(key, ""), _value(config[key])] for key in strata_keys]
-        parts.append("StraTA (`strata.*` of the run's config):\n\n"
-                     + markdown_table(["key", "symbol", "value"], rows, align_right_from=2))
-    else:
-        parts.append("The run's config has no `strata.*` keys (not a StraTA run).")
+    rows = [[f"`{key}`", STRATA_SYMBOLS.get(key, ""), _value(config[key])] for key in strata_keys]
+    parts.append("StraTA (`strata.*` of the run's config):\n\n"
+                 + markdown_table(["key", "symbol", "value"], rows, align_right_from=2))
     rows = [[f"`{key}`", _value(config[key]) + (" (worker processes: CPU run, no GPU)"
                                                 if key == "trainer.n_gpus_per_node" and is_cpu_run(config) else "")]
             for key in OPTIMISATION_KEYS if key in config]

@@ -260,3 +260,15 @@ def test_the_card_lists_each_evaluated_split(run_dir: Path, tmp_path: Path, make
     assert "| success rate on `valid_unseen` | 91.79 ± 0.51 % (2 seed(s), 140 tasks) |" in text
     assert text.index("### `valid_seen`") < text.index("### `valid_unseen`") < text.index("### Protocol")
     assert "Split `valid_unseen`, 140 tasks" in text and "(seeds 0, 1)" in text
+
+
+def test_a_config_without_strata_keys_is_refused_before_anything_is_written(run_dir: Path, tmp_path: Path,
+                                                                           make_evaluation) -> None:
+    evaluation = make_evaluation(0, SEED0).save(tmp_path / "seed0.json")
+    plain_verl = "trainer:\n  experiment_name: plain-verl\n"
+    for text, why in (("{}\n", "it holds an empty mapping"), (plain_verl, r"has no `strata\.\*` keys: not the config")):
+        config = tmp_path / "config.yaml"
+        config.write_text(text)
+        with pytest.raises(ValueError, match=why):
+            write_model_card(run_dir, [evaluation], tmp_path / "release" / "README.md", config=config)
+        assert not (tmp_path / "release").exists()
