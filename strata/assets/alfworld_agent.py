@@ -92,10 +92,11 @@ class AgentRecipe:
     search_order: str = "listed"
     slip_rate: float = 0.15
     # Chance that the expert, at a receptacle without the object, first tries to take it there, as the tiny agent
-    # does (`ExploringExpert.misplaced_take`; once a place, a slip: history, never a target), so the warm start
-    # shows the search going on after "Nothing happens." instead of the take repeated. 0: the builds before
-    # 2026-12-05 (held-out 21% on 300 games; their refused takes, mostly repeats: RESULTS_alfworld_learning.md).
-    misplaced_take_rate: float = 0.3
+    # does (`ExploringExpert.misplaced_take`; once a place, a slip: history, never a target), so that the warm start
+    # shows the search going on after "Nothing happens." instead of the take repeated. Off: at 0.3 the agent won
+    # 18.8% of 64 RL training games against 26.6% without (it traded the repeated takes for repeated `go to` the
+    # place it stands at; benchmarks/RESULTS_alfworld_learning.md, "Misplaced takes in the warm start").
+    misplaced_take_rate: float = 0.0
     max_steps: int = 15
     history_window: int = 2
     max_tokens_per_response: int = 96

@@ -14,14 +14,14 @@ from strata.cli import main
 def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     out = tmp_path / "agent"
     assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
-                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3"]) == 0
+                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3", "--misplaced-take-rate", "0.5"]) == 0
     manifest = json.loads((out / "agent.json").read_text())
     assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
     assert manifest["splits"]["rl_train"] == {"split": "train", "games": 2, "seed": 1, "folder": "rl_data"}
     assert manifest["expert"]["traces"] == 3 and manifest["expert"]["won"] >= 1
     assert manifest["examples"]["strategy"] == manifest["expert"]["won"]
     assert 0.0 <= manifest["held_out_success"] <= 1.0
-    assert manifest["recipe"]["misplaced_take_rate"] == 0.3 and manifest["expert"]["misplaced_takes"] >= 0
+    assert manifest["recipe"]["misplaced_take_rate"] == 0.5 and manifest["expert"]["misplaced_takes"] >= 1
     situations = manifest["held_out_situations"]  # "<verb>, object (not) in view" -> [admitted, steps]
     assert situations and all(0 <= admitted <= steps for admitted, steps in situations.values())
     assert all(key.split(", object ")[1] in ("in view", "not in view") for key in situations)

@@ -28,9 +28,8 @@ that loses the scheduler's state trains the last step at another one."""
 # training games and no separate RL games, one search order each, 300 warm-start steps of 16, 2 layers. It
 # memorises those games' expert traces well enough that the integration runs, which train on exactly these games,
 # see well-formed strategies, actions and judgments and rewards that vary; its held-out success is not the point.
-# No misplaced takes: the win rates below were measured without them.
 TEST_AGENT = {"train_games": 4, "valid_games": 3, "rl_games": 0, "orders_per_game": 1, "steps": 300,
-              "batch_size": 16, "num_layers": 2, "max_steps": 12, "misplaced_take_rate": 0.0}
+              "batch_size": 16, "num_layers": 2, "max_steps": 12}
 # Step metrics a resumed run must reproduce: what was sampled, what the update computed, the schedule.
 REPRODUCED = ("prompt_length/mean", "response_length/mean", "critic/advantages/mean", "strata/success_rate",
               "strata/strategy_advantage/std", "actor/pg_loss", "actor/kl_loss", "actor/entropy",
