@@ -30,6 +30,11 @@ VLLM_USE_V2_MODEL_RUNNER=${VLLM_USE_V2_MODEL_RUNNER:-1}    # vLLM's model runner
 # vLLM gets 0.80 x 80 GiB = 64 GiB: - 2.9 GiB bf16 weights - ~3 GiB activations/CUDA graphs = 58 GiB
 # = 2.18M tokens (0.6 gave 1.58M). The actor's fp32 params and Adam state and the fp32 ref stay on the
 # GPU during rollout (no offload): ~11.5 GiB + CUDA contexts, inside the remaining 16 GiB.
+# Update (vLLM asleep): a micro-batch of 32768 tokens holds ~38 GiB in its output layer and attention mask
+# without flash-attn (bf16 logits 9.3 GiB, the logged entropy's softmax and product 18.5, the row-wise
+# log-softmax kept for backward 9.3, sdpa's dense mask over packed rows 1.0; `strata doctor`'s update line),
+# ~28 with flash-attn's cross-entropy, beside ~12 GiB of sharded fp32 weights, gradients and Adam and ~3 GiB of
+# checkpointed activations (1536 x 32768 x 2 B x 28 layers): ~53 GiB of 80.
 # An episode's context grows ~520 tokens a turn from ~1k to the row budget (2048 + 30720, which holds 50
 # steps of the largest kitchen: tests/recipes/test_episode_budget.py), ~16.9k on average: 256 x 16.9k =
 # 4.3M tokens do not fit one A100, so vLLM runs at most 128 sequences (128 x 16.9k = 2.16M) and queues the

@@ -25,6 +25,9 @@ VLLM_USE_V2_MODEL_RUNNER=${VLLM_USE_V2_MODEL_RUNNER:-1}    # vLLM's model runner
 # GPU at TP2. vLLM gets 0.85 x 80 GiB = 68 GiB per GPU: - 7.1 GiB bf16 weights (half of 14.2) - ~3 GiB
 # activations/CUDA graphs = 57.9 GiB = 2.17M tokens per replica (0.5 gave 1.12M). Actor and ref are
 # offloaded to CPU during rollout, so the rest of the GPU is free.
+# Update (vLLM asleep): a micro-batch of 32768 tokens holds ~38 GiB in its output layer and attention mask
+# without flash-attn (as in the 1.5B recipe; `strata doctor`'s update line), beside ~6.6 GiB of checkpointed
+# activations (3584 x 32768 x 2 B x 28 layers) and one FSDP unit's gathered weights: inside 80 GiB.
 # An episode's context grows ~520 tokens a turn from ~1k to the row budget (2048 + 30720), ~16.9k on
 # average: 128 x 16.9k = 2.16M tokens fit.
 # Prefill (chunked, verl's default): 16384 tokens per engine step, ~31 turns' new tokens (~520 each after a

@@ -120,3 +120,18 @@ def test_the_python_line_names_the_run_s_interpreter(monkeypatch):
     monkeypatch.setenv(packages.DOCTOR_PYTHON_ENV, "/opt/other/bin/python")
     [(level, line)] = packages.interpreter(OmegaConf.create({}))
     assert level is Level.WARNING and "not /opt/other/bin/python, which `strata doctor` runs in" in line
+
+
+def test_the_update_s_output_layer_at_the_recipes_token_budget():
+    """Qwen2.5's 151,936-entry vocabulary at the recipes' 32,768 tokens a micro-batch."""
+    sdpa = gpu.UpdateLogits(32768, 151936, flash_cross_entropy=False, dense_mask=True, entropy_checkpointing=False)
+    assert {k: round(v / GIB, 1) for k, v in sdpa.parts().items()} == {
+        "logits": 9.3, "entropy": 18.5, "log-softmax": 9.3, "mask": 1.0}
+    [(level, line)] = gpu.update_findings(sdpa, 80 * GIB)
+    assert level is Level.OK and "holds ~38.1 GiB" in line, line
+    [(level, line)] = gpu.update_findings(sdpa, 40 * GIB)
+    assert level is Level.WARNING and "install flash-attn" in line and "entropy_checkpointing=true" in line, line
+    lean = gpu.UpdateLogits(32768, 151936, flash_cross_entropy=True, dense_mask=True, entropy_checkpointing=True)
+    assert round(lean.total() / GIB, 1) == 10.3
+    [(level, line)] = gpu.update_findings(lean, 40 * GIB)
+    assert level is Level.OK and "flash-attn" not in line, line

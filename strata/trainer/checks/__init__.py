@@ -32,6 +32,7 @@ CHECKS: dict[str, Check] = {
     "smi": cuda.nvidia_smi,
     "compute": gpu.compute,
     "gpumem": gpu.memory,
+    "update": gpu.update,
     "compiler": host.compiler,
     "headers": host.python_headers,
     "shm": host.shared_memory,

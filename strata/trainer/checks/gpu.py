@@ -11,7 +11,9 @@ start-up and fail later, on a node that otherwise looks right:
   vLLM claims that share of the *whole* GPU at start and refuses to start when less is free, and must fit the
   bf16 weights, ~3 GiB of activations and CUDA graphs, and a KV cache in it; what the actor and reference keep
   on the GPU during rollout (fp32 parameters, Adam's two moments, sharded over the ranks; none when offloaded)
-  must fit the rest.
+  must fit the rest. And in the update, one micro-batch's output layer (logits, the logged entropy, the
+  log-probs) and sdpa's mask over packed rows grow with the token budget times the vocabulary
+  (`UpdateLogits`): ~38 GiB at the recipes' 32,768 tokens without flash-attn.
 """
 
 from __future__ import annotations
@@ -193,3 +195,71 @@ def memory(config: DictConfig) -> Iterator[tuple[Level, str]]:
         yield Level.OK, "model size unknown here (not local): GPU memory not estimated"
         return
     yield from memory_findings(MemoryPlan.of(config, params), min(r.memory_bytes for r in readings))
+
+
+@dataclass(frozen=True)
+class UpdateLogits:
+    """What one update micro-batch's output layer and attention mask hold on a GPU, by verl 0.9.1's FSDP engine
+    (``verl/workers/engine/fsdp/transformer_impl.py``, ``verl/utils/torch_functional.py``), for ``tokens`` packed
+    tokens and a vocabulary of ``vocab``, all bf16:
+
+    * the logits, tokens x vocab x 2 B;
+    * the entropy verl logs (softmax and its product with the logits, kept for backward): 2 x that, or nothing
+      beyond the logits with ``entropy_checkpointing`` (recomputed in backward);
+    * the log-probs: with flash-attn installed verl uses its Triton cross-entropy, in place; without it, a
+      row-wise log-softmax keeps each row's output for backward, one more tokens x vocab x 2 B;
+    * sdpa (the recipes' attention) on packed rows: transformers' dense mask, tokens^2 x 1 B; flash-attention's
+      varlen kernel needs none.
+    """
+
+    tokens: int
+    vocab: int
+    flash_cross_entropy: bool
+    dense_mask: bool
+    entropy_checkpointing: bool
+
+    def parts(self) -> dict[str, int]:
+        logits = self.tokens * self.vocab * 2
+        return {"logits": logits, "entropy": 0 if self.entropy_checkpointing else 2 * logits,
+                "log-softmax": 0 if self.flash_cross_entropy else logits,
+                "mask": self.tokens**2 if self.dense_mask else 0}
+
+    def total(self) -> int:
+        return sum(self.parts().values())
+
+
+def update_findings(estimate: UpdateLogits, memory: int) -> Iterator[tuple[Level, str]]:
+    """The update line: a warning when the micro-batch's output layer and mask take over half of a GPU's memory."""
+    parts = ", ".join(f"{name} {size / GIB:.1f}" for name, size in estimate.parts().items() if size)
+    what = (f"an update micro-batch of {estimate.tokens:,} tokens x {estimate.vocab:,} vocabulary holds "
+            f"~{estimate.total() / GIB:.1f} GiB in its output layer and mask ({parts} GiB)")
+    fixes = []
+    if not estimate.flash_cross_entropy:
+        fixes.append("install flash-attn (verl then computes log-probs with its in-place cross-entropy)")
+    if not estimate.entropy_checkpointing:
+        fixes.append("set actor_rollout_ref.actor.entropy_checkpointing=true")
+    fixes.append("lower actor_rollout_ref.actor.ppo_max_token_len_per_gpu")
+    if estimate.total() > memory // 2:
+        yield Level.WARNING, (f"{what}, over half of the {memory / GIB:.0f} GiB GPU beside the model's weights, "
+                              f"gradients and activations: {'; or '.join(fixes)}.")
+    else:
+        yield Level.OK, f"{what} of the {memory / GIB:.0f} GiB GPU"
+
+
+def update(config: DictConfig) -> Iterator[tuple[Level, str]]:
+    import importlib.util
+    import json
+
+    readings = _gpu_run(config)
+    folder = local_model_dir(str(select(config, "actor_rollout_ref.model.path", "")))
+    actor = "actor_rollout_ref.actor"
+    if not readings or folder is None or not select(config, f"{actor}.use_dynamic_bsz", False):
+        yield Level.OK, "no GPU readings, no local model or no token budget (use_dynamic_bsz): not estimated"
+        return
+    vocab = int(json.loads((folder / "config.json").read_text()).get("vocab_size", 0))
+    implementation = str(select(config, "actor_rollout_ref.model.override_config.attn_implementation", "sdpa"))
+    estimate = UpdateLogits(int(select(config, f"{actor}.ppo_max_token_len_per_gpu", 0)), vocab,
+                            flash_cross_entropy=importlib.util.find_spec("flash_attn") is not None,
+                            dense_mask=implementation in ("sdpa", "eager"),
+                            entropy_checkpointing=bool(select(config, f"{actor}.entropy_checkpointing", False)))
+    yield from update_findings(estimate, min(r.memory_bytes for r in readings))
