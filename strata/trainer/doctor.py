@@ -6,7 +6,9 @@ and ``DRY_RUN=1``, which makes the recipes skip what follows the trainer. Only a
 recipe (a ``# strata-recipe: train`` or ``evaluate`` line, `strata.recipes.check_recipe`) is run; anything
 else is refused before bash sees it, with one ``error:`` line. The recipe chooses its Python as a run does, and the
 checks run in that interpreter, so they are about the run's packages (the ``python`` line names it). Exit status:
-0 all fine, 1 only warnings, 2 an error that would fail the run (or a config that does not compose).
+0 all fine, 1 only warnings, 2 an error that would fail the run (or a config that does not compose). When the run
+would join a Ray cluster (``RAY_ADDRESS``), the machine's own checks run on every node of it, each line named
+``check@node``, and this machine's own errors count as warnings.
 
 What the libraries print while the checks run (verl's platform probe, its validation banner, Python
 warnings) is held back, so the table is all there is; ``strata doctor --verbose`` (``STRATA_DOCTOR=verbose``)
@@ -27,11 +29,13 @@ import time
 import warnings
 from collections.abc import Iterator
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from strata.recipes import RecipeError, check_recipe
 from strata.trainer.checks import Finding, Level, run_checks
+from strata.trainer.checks.nodes import joins_cluster
 from strata.trainer.checks.packages import DOCTOR_PYTHON_ENV
+from strata.trainer.preflight import judged
 
 EXAMPLE = ("strata doctor recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh\n"
            "  strata doctor recipes/train-strata-alfworld-text-qwen2.5-7b.sh trainer.nnodes=2\n"
@@ -109,11 +113,32 @@ def held_output() -> Iterator[list[str]]:
             held += [f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}" for w in caught]
 
 
+def cluster_findings(config: DictConfig) -> list[Finding]:
+    """The machine's own checks on every node of the Ray cluster the run would join (`strata.trainer.checks.nodes`),
+    connected as the run connects (its address and runtime env); one ERROR when the cluster does not answer."""
+    import ray
+
+    from strata.trainer.checks.nodes import check_nodes
+
+    address = OmegaConf.select(config, "ray_kwargs.ray_init.address") or os.environ["RAY_ADDRESS"]
+    runtime_env = OmegaConf.to_container(OmegaConf.select(config, "ray_kwargs.ray_init.runtime_env") or {})
+    try:
+        ray.init(address=address, runtime_env=runtime_env, logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        return [Finding("cluster", Level.ERROR, f"cannot join the Ray cluster at {address}: {err}")]
+    try:
+        return check_nodes(config)
+    finally:
+        ray.shutdown()
+
+
 def run_doctor(config: DictConfig) -> int:
     """Run every check on ``config``, print the report, return the exit status."""
     start = time.perf_counter()
     with held_output() as held:
-        findings = run_checks(config)
+        findings = judged(run_checks(config), config, os.environ)
+        if joins_cluster(config, os.environ):
+            findings += judged(cluster_findings(config), config, os.environ)
     checks_seconds = time.perf_counter() - start
     began = started_at()
     wall = time.time() - began if began is not None else checks_seconds

@@ -81,6 +81,8 @@ def join_running_cluster(config: DictConfig, env: Mapping[str, str] = os.environ
     for key in ("num_cpus", "num_gpus", "resources"):
         if OmegaConf.select(config, f"ray_kwargs.ray_init.{key}") is not None:
             OmegaConf.update(config, f"ray_kwargs.ray_init.{key}", None, force_add=True)
+    # In the config, so that the task runner, whose node need not have RAY_ADDRESS, knows it joined a cluster.
+    OmegaConf.update(config, "ray_kwargs.ray_init.address", str(address), force_add=True)
     configured = OmegaConf.select(config, "ray_kwargs.ray_init.runtime_env.env_vars") or {}
     wanted = sorted(name for name in env if name.startswith(FORWARDED_PREFIXES) and name not in configured)
     secrets = [name for name in wanted if any(marker in name for marker in SECRET_MARKERS)]

@@ -15,8 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
+from strata.trainer.checks.nodes import NODE_CHECKS
+from strata.trainer.config import ConfigError
 from strata.trainer.main import join_running_cluster
 
 HERE = Path(__file__).resolve().parent
@@ -32,6 +35,27 @@ def test_each_nodes_rank_is_placed_on_its_own_node() -> None:
     assert sorted(placed["bundle_nodes"]) == placed["nodes"]  # one group on each node
     assert placed["actor_nodes"] == placed["bundle_nodes"]  # and a worker scheduled into it runs there
     assert placed["resource_options"] == {"num_cpus": 1 / 3}  # it claims CPUs, never the logical GPU
+    # Each node ran the machine's own checks (both nodes are this machine, so they share an IP address).
+    checks = placed["node_checks"]
+    assert len(checks) == 2 * len(NODE_CHECKS) and all(level == "ok" for _, level in checks), checks
+    assert sorted({name.split("@")[0] for name, _ in checks}) == sorted(NODE_CHECKS)
+
+
+def test_a_driver_that_joins_a_cluster_leaves_the_machine_checks_to_the_nodes(tmp_path) -> None:
+    """A CPU login node asking for 2 GPUs a node: not its own business when it joins a cluster; missing task lists
+    stay an error anywhere."""
+    from strata.trainer.config import load_config
+    from strata.trainer.preflight import preflight
+
+    config = load_config("strata_trainer", [f"data.train_files={tmp_path}/t.parquet", "trainer.n_gpus_per_node=2"])
+    with pytest.raises(ConfigError) as alone:
+        preflight(config, {})
+    assert any(line.startswith("gpus: ") for line in str(alone.value).splitlines())
+    with pytest.raises(ConfigError) as joined:
+        preflight(config, {"RAY_ADDRESS": "10.0.0.1:6379"})
+    lines = str(joined.value).splitlines()
+    assert not any(line.split(":")[0] in NODE_CHECKS for line in lines)
+    assert any(line.startswith("tasks: ") for line in lines)
 
 
 def test_joining_a_running_cluster_leaves_resources_to_its_nodes() -> None:
@@ -50,3 +74,4 @@ def test_joining_a_running_cluster_leaves_resources_to_its_nodes() -> None:
         "VERL_PLATFORM": "cpu", "VERL_FILE_LOGGER_PATH": "/runs/a/metrics.jsonl", "HF_HUB_OFFLINE": "1"}
     by_key = OmegaConf.create({"ray_kwargs": {"ray_init": {"address": "auto", "num_cpus": 8}}})
     assert join_running_cluster(by_key, env={}) == ("auto", []) and by_key.ray_kwargs.ray_init.num_cpus is None
+    assert config.ray_kwargs.ray_init.address == "10.0.0.1:6379"  # for the task runner, wherever it runs
