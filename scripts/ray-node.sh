@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start one node of a Ray cluster for a multi-node strata run (README "More than one node").
+# Start one node of a Ray cluster for a multi-node strata run (docs/gpu-training.md, "More than one node").
 #
 #   bash scripts/ray-node.sh head [PORT]          # on the first node; prints the address the others join
 #   bash scripts/ray-node.sh worker HEAD:PORT     # on every other node

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A multi-node strata run under SLURM: a Ray head on the first node, a Ray worker on each other node, then the
-# recipe on the head with NNODES and N_GPUS from the allocation (README "More than one node").
+# recipe on the head with NNODES and N_GPUS from the allocation (docs/gpu-training.md, "More than one node").
 #
 #   sbatch scripts/slurm-multinode.sh                                   # the 7B recipe on 2 nodes x 8 GPUs
 #   sbatch --nodes=4 scripts/slurm-multinode.sh recipes/train-strata-alfworld-text-qwen2.5-7b.sh trainer.total_training_steps=300

@@ -1,13 +1,58 @@
-"""The README stands alone: its links point into the repository, and every "spec §N" the code cites is a
-section of docs/algorithm.md."""
+"""The README and the pages under docs/ stand alone: their links point into the repository, every `strata` tool,
+`make` target and repository path they name exists, and every "spec §N" the code cites is a section of
+docs/algorithm.md."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
+import pytest
+
+from strata.cli import build_parser
+
 REPO = Path(__file__).resolve().parents[1]
 CITATION = re.compile(r"(?:spec|docs/algorithm\.md|STRATA_SPEC)'?s? §(\d+(?:\.\d+)?)", re.IGNORECASE)
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FENCED = re.compile(r"^ *```[^\n]*\n(.*?)^ *```", re.MULTILINE | re.DOTALL)
+INLINE = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# A command where a shell reads one: at the start of a line or span, after `|`, `;`, `&&`, `(`, `$(`, `do` or
+# `then`, behind environment assignments (`WORD=value`); not an argument (`--run strata outputs/...`).
+COMMAND_START = r"(?:^|[|;&(]|\bdo|\bthen)\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
+STRATA_TOOL = re.compile(COMMAND_START + r"strata +([a-z][a-z0-9-]*)", re.MULTILINE)
+MAKE_TARGET = re.compile(COMMAND_START + r"make((?: +-[\w-]+)*) +([a-z][\w-]*)", re.MULTILINE)
+PATH_ROOTS = ("recipes/", "strata/", "configs/", "benchmarks/", "docs/", "scripts/", "tests/")
+PLACEHOLDERS = ("*", "<", "{", "$", "...")
+# Metric names live under `strata/` too (`strata/num_trained_rows`): a word there is a path when it names a file
+# (an extension) or a folder (a trailing `/`).
+FILE_OR_FOLDER = re.compile(r"(?:/|\.\w+)$")
+
+
+def page_ids(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+def code_spans(text: str) -> list[str]:
+    """The fenced code blocks of a Markdown text, then the inline code spans of the rest."""
+    blocks = FENCED.findall(text)
+    return blocks + INLINE.findall(FENCED.sub("", text))
+
+
+def named_paths(text: str) -> set[str]:
+    """Repository paths named in code (`recipes/x.sh`, `strata/core/seeding.py:12`), without placeholders."""
+    paths = set()
+    for span in code_spans(text):
+        for word in re.split(r"[\s=]+", span):
+            word = word.strip("'\"()[],;")
+            if not word.startswith(PATH_ROOTS) or any(mark in word for mark in PLACEHOLDERS):
+                continue
+            path = word.split("#")[0].split(":")[0].rstrip(".,;")
+            if path.startswith("strata/") and not FILE_OR_FOLDER.search(path):
+                continue
+            paths.add(path)
+    return paths
 
 
 def test_readme_links_only_files_in_the_repository() -> None:
@@ -18,6 +63,62 @@ def test_readme_links_only_files_in_the_repository() -> None:
         path = (REPO / target.split("#")[0]).resolve()
         assert path.is_relative_to(REPO) and path.exists(), target
     assert "shared/design" not in readme and "STRATA_SPEC" not in readme
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_ids)
+def test_every_relative_link_points_to_a_file_in_the_repository(page: Path) -> None:
+    targets = [t for t in LINK.findall(page.read_text()) if not t.startswith(("http://", "https://", "mailto:", "#"))]
+    broken = []
+    for target in targets:
+        path = (page.parent / target.split("#")[0]).resolve()
+        if not (path.is_relative_to(REPO) and path.exists()):
+            broken.append(target)
+    assert not broken
+
+
+def strata_tools() -> set[str]:
+    """The subcommands `strata --help` lists, read from the CLI's own parser."""
+    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(actions) == 1
+    return set(actions[0].choices)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_ids)
+def test_every_strata_tool_named_in_code_exists(page: Path) -> None:
+    tools = strata_tools()
+    assert {"doctor", "show", "export"} <= tools, "the parser's subcommands were not found"
+    named = {tool for span in code_spans(page.read_text()) for tool in STRATA_TOOL.findall(span)}
+    assert named <= tools, f"not a strata tool: {sorted(named - tools)}"
+
+
+def makefile_targets() -> set[str]:
+    return set(re.findall(r"^([\w.-]+) *:(?!=)", (REPO / "Makefile").read_text(), flags=re.MULTILINE)) - {".PHONY"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_ids)
+def test_every_make_target_named_in_code_exists(page: Path) -> None:
+    targets = makefile_targets()
+    assert {"test", "demo", "install-gpu"} <= targets, "the Makefile's targets were not found"
+    named = {target for span in code_spans(page.read_text()) for _, target in MAKE_TARGET.findall(span)}
+    assert named <= targets, f"not a make target: {sorted(named - targets)}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_ids)
+def test_every_repository_path_named_in_code_exists(page: Path) -> None:
+    missing = sorted(path for path in named_paths(page.read_text()) if not (REPO / path).exists())
+    assert not missing
+
+
+def test_the_code_readers_see_commands_and_paths() -> None:
+    text = ("Run `strata doctor RECIPE.sh`, then `make -n install-gpu`; see `strata/core/seeding.py:12`,\n"
+            "`tests/x.py::test_y`, `recipes/train-*.sh` and `benchmarks/runs/<name>/`.\n"
+            "`strata/num_trained_rows` and `strata compare --run strata outputs/a.json`.\n"
+            "```bash\nstrata show RUN   # python -m strata.cli, strata/report/\nA=1 make test | strata curve\n"
+            "for s in a b; do strata play --split $s; done\n```\n")
+    spans = code_spans(text)
+    assert {t for s in spans for t in STRATA_TOOL.findall(s)} == {"doctor", "show", "curve", "play", "compare"}
+    assert {t for s in spans for _, t in MAKE_TARGET.findall(s)} == {"install-gpu", "test"}
+    assert named_paths(text) == {"strata/core/seeding.py", "tests/x.py", "strata/report/"}
 
 
 def test_every_cited_spec_section_is_a_heading_of_the_algorithm_page() -> None:
