@@ -22,11 +22,16 @@ def output_folder(path: str | Path, force: bool = False, option: str = "--out") 
     """``path`` as a folder the tool may write: missing or empty, or anything with ``force``; never a file.
 
     Raises:
-        OutputFolderError: ``path`` is a file, or a non-empty folder without ``force``.
+        OutputFolderError: ``path`` or a folder above it is a file, or ``path`` is a non-empty folder without
+            ``force``. A file above it is found here, before anything is built, and named: creating the folder
+            would fail later, after the work, with "Not a directory".
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise OutputFolderError(f"{option} {path} is a file; give a folder")
+    above = next((parent for parent in path.parents if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        raise OutputFolderError(f"{option} {path} lies below {above}, which is a file; give a folder")
     if not force and path.is_dir() and any(path.iterdir()):
         count = sum(1 for _ in path.iterdir())
         raise OutputFolderError(f"{option} {path} is not empty ({count} entries); give a new folder, or --force to "

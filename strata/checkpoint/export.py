@@ -52,8 +52,8 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
     info = describe_checkpoint(checkpoint, checksums=True)
     actor = info.actor
     if info.weights_problem:
-        raise CheckpointError(f"{info.path} {info.weights_problem}; export another step written by verl's trainer "
-                              "(strata inspect-checkpoint lists them)")
+        raise CheckpointError(f"{info.path} {info.weights_problem}{_lacking_weights(info)}; export another step "
+                              "written by verl's trainer (strata inspect-checkpoint lists them)")
     if release and not info.complete:
         raise CheckpointError(f"{info.path} is incomplete (missing {', '.join(info.missing[:4])}), so its "
                               f"training state cannot be released; export a complete step or drop --release")
@@ -92,6 +92,18 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
     logger.debug("exported %s (world size %s%s) to %s in %.1f s", info.path, actor.world_size,
                 f", LoRA rank {actor.lora.rank} merged" if actor.lora else "", out, time.perf_counter() - started)
     return out
+
+
+def _lacking_weights(info) -> str:
+    """`` (missing actor/model_world_size_1_rank_0.pt (truncated))``: the files of ``info`` (a `CheckpointInfo`)
+    that the export needs and lacks, named so that the user sees which one is absent or damaged; empty when the
+    weights problem already names them (a damaged file) or none is listed."""
+    if info.weights_problem.startswith("is damaged"):
+        return ""
+    lacking = [item for item in info.missing if item == f"{ACTOR_DIR}/" or item.startswith(f"{ACTOR_DIR}/model_")]
+    if info.actor is not None and not info.actor.has_hf_config:
+        lacking.append(f"{ACTOR_DIR}/{HF_DIR}/config.json")
+    return f" (missing {', '.join(lacking[:4])}{', ...' if len(lacking) > 4 else ''})" if lacking else ""
 
 
 def _written_by_export(name: str) -> bool:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from strata.report.curve import SUCCESS_KEY, extract_curve, write_curve
-from strata.report.logs import read_metrics
+from strata.report.logs import LogError, read_metrics
 from strata.report.run_files import find_logs
 
 EXAMPLE = "strata curve --run-dir outputs/run   (or --log outputs/run/metrics.jsonl --out outputs/run/curve)"
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         logs = args.log or find_logs(args.run_dir)
         curve = extract_curve(read_metrics(logs), args.metric)
-    except (KeyError, FileNotFoundError) as error:
+    except (KeyError, FileNotFoundError, LogError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2
     files = write_curve(curve, args.out or Path(args.run_dir) / "curve", as_percent=not args.raw)

@@ -13,7 +13,7 @@ from strata.envs.tasks import ALL_SPLITS
 from strata.report.dumps import DumpError
 from strata.report.eval_result import episodes_from_dumps, eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
-from strata.report.logs import read_metrics
+from strata.report.logs import LogError, read_metrics
 from strata.report.schema import EvalSchemaError
 
 EXAMPLE = ("strata eval-result --metrics outputs/eval/seed0/metrics.jsonl --seed 0 --split valid_seen "
@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
         if not validated:
             raise EvalSchemaError(f"{args.metrics} holds no validation metrics")
         step = validated[-1]
-        result = eval_result_from_metrics(metrics[step], args.seed, args.split, args.checkpoint, step)
+        try:
+            result = eval_result_from_metrics(metrics[step], args.seed, args.split, args.checkpoint, step)
+        except EvalSchemaError as error:  # named: the log is what the user must look at
+            raise EvalSchemaError(f"{args.metrics}, step {step}: {error}") from None
         if args.dumps:
             try:
                 result = dataclasses.replace(result, episodes=episodes_from_dumps(args.dumps, step))
@@ -55,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             else:  # a part of it (data.val_max_samples): the list's digest would not name what was evaluated
                 print(f"warning: {args.task_list} lists {len(tasks)} tasks but the validation evaluated "
                       f"{result.num_tasks}; its digest is not recorded", file=sys.stderr)
-    except (EvalSchemaError, FileNotFoundError, TaskListError) as error:
+    except (EvalSchemaError, FileNotFoundError, TaskListError, LogError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = Path(args.out)

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     recipe = ConfigSource(args.recipe, tuple(args.recipe_overrides)) if args.recipe else None
+    if not Path(args.run_dir).is_dir():  # said first: without it, its missing eval/ folder would be the error
+        print(f"error: no run folder at {args.run_dir}; pass the run's hydra.run.dir", file=sys.stderr)
+        return 2
     evaluations = args.eval or sorted(str(p) for p in Path(args.run_dir).glob("eval/eval_seed*.json"))
     if not evaluations:
         print(f"error: no evaluation in {args.run_dir}/eval (eval_seed*.json); pass --eval", file=sys.stderr)

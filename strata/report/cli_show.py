@@ -32,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
         loaded = read_step(steps[step])
         records = loaded.records
         where = f"{args.split} step {step}"
-        if not records:
+        if not records:  # named, since an empty or damaged file is what the user must look at
             skipped = f" ({loaded.skipped_line()})" if loaded.skipped else ""
-            raise DumpError(f"the dump files of {where} hold no readable task{skipped}")
+            names = ", ".join(str(path) for path in steps[step][:3]) + (", ..." if len(steps[step]) > 3 else "")
+            raise DumpError(f"the dump files of {where} ({names}) hold no readable task{skipped}")
         record = records[0] if args.task is None else find_task(records, args.task, where)
         skipped = f", {loaded.skipped} damaged record(s) skipped" if loaded.skipped else ""
         heading = f"{where}: {len(records)} task(s) from {len(steps[step])} file(s){skipped}; steps with dumps: " + \

@@ -97,7 +97,9 @@ class StepRecords:
 
 def read_step(files: list[Path]) -> StepRecords:
     """A step's task records; for a duplicate task the newest file's line wins (a validation step may cover
-    two splits whose indices overlap, hence the split in the key). Damaged records are counted, not fatal."""
+    two splits whose indices overlap, hence the split in the key). Damaged records are counted, not fatal, and
+    not logged: the caller says it once (`StepRecords.skipped_line`; `strata show` prints it, or its error
+    when nothing was readable), where a logged warning would be a second line on stderr."""
     by_task: dict[tuple[str, int], dict[str, Any]] = {}
     skipped, damaged = 0, []
     for path in sorted(files, key=lambda path: (path.stat().st_mtime, path.name)):
@@ -107,15 +109,15 @@ def read_step(files: list[Path]) -> StepRecords:
             damaged.append(path)
         for record in records:
             by_task[record["task"]["split"], record["task"]["index"]] = record
-    result = StepRecords([by_task[key] for key in sorted(by_task)], skipped, damaged)
-    if skipped:
-        logger.warning("%s", result.skipped_line())
-    return result
+    return StepRecords([by_task[key] for key in sorted(by_task)], skipped, damaged)
 
 
 def load_step(files: list[Path]) -> list[dict[str, Any]]:
     """`read_step`'s records only (damaged ones are skipped with a logged warning)."""
-    return read_step(files).records
+    step = read_step(files)
+    if step.skipped:
+        logger.warning("%s", step.skipped_line())
+    return step.records
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

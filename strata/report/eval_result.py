@@ -17,15 +17,26 @@ from strata.report.schema import ALL_SUBTASKS, EvalResult, EvalSchemaError, Subt
 def eval_result_from_metrics(
     metrics: Mapping[str, float], seed: int, split: str, checkpoint: str | None = None, step: int | None = None
 ) -> EvalResult:
-    """The evaluation of one logged validation (one step's metrics)."""
+    """The evaluation of one logged validation (one step's metrics).
+
+    Raises:
+        EvalSchemaError: a metric the evaluation needs is not logged (a log of another trainer, or cut short
+            inside the step's record), named, rather than a KeyError's traceback.
+    """
     prefix = "val/average/metrics/"
     if prefix + "success_rate" not in metrics:
         raise EvalSchemaError("the log holds no validation metrics (val/average/metrics/success_rate)")
+    subtasks = [name for name in ALL_SUBTASKS if f"val/{name}/metrics/num_tasks" in metrics]
+    needed = [*(prefix + name for name in ("num_tasks", "format_rate", "episode_length")),
+              *(f"val/{name}/metrics/success_rate" for name in subtasks)]
+    missing = [key for key in needed if key not in metrics]
+    if missing:
+        raise EvalSchemaError(f"the validation metrics lack {', '.join(missing)}")
     per_subtask = {
         name: SubtaskResult(float(metrics[f"val/{name}/metrics/success_rate"]),
                             int(metrics[f"val/{name}/metrics/num_tasks"]),
                             _optional(metrics, f"val/{name}/metrics/score"))
-        for name in ALL_SUBTASKS if f"val/{name}/metrics/num_tasks" in metrics
+        for name in subtasks
     }
     return EvalResult(
         seed=seed,

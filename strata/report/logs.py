@@ -28,6 +28,12 @@ logger = logging.getLogger(__name__)
 
 Metrics = dict[int, dict[str, float]]
 
+
+class LogError(ValueError):
+    """No metric log given holds a metrics line: each is empty, cut short inside its first record, or another
+    kind of file. The message is one line naming them (a ValueError, as the tools' callers catch)."""
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _RAY_REPEAT = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 # numpy 2 scalars print as ``np.float64(0.5)``: keep the number inside
@@ -36,8 +42,14 @@ _CONSOLE_STEP = re.compile(r"(?:^|[\s)])step:(\d+)(?= - |\s*$)")
 
 
 def read_metrics(paths: Sequence[str | Path]) -> Metrics:
-    """Metrics per step from verl log files (JSONL or console, detected per file), merged in order."""
+    """Metrics per step from verl log files (JSONL or console, detected per file), merged in order.
+
+    A file without any metrics line is a logged warning when another one has metrics (a resumed run's part that
+    logged nothing), and a `LogError` naming the files when none has: then nothing the tools could write from
+    them would be right, and a warning besides the tool's own error would be two lines for one problem.
+    """
     merged: Metrics = {}
+    empty: list[Path] = []
     for path in paths:
         path = Path(path)
         if not path.is_file():
@@ -49,7 +61,13 @@ def read_metrics(paths: Sequence[str | Path]) -> Metrics:
             merged.setdefault(step, {}).update(data)
             count += 1
         if not count:
-            logger.warning("%s holds no verl metrics lines (`step:N - key:value` or JSONL)", path)
+            empty.append(path)
+    if empty and not merged:
+        raise LogError(f"no verl metrics in {', '.join(map(str, empty))} (empty, cut short, or not a log: neither "
+                       f"JSONL records nor `step:N - key:value` lines); pass the JSONL written by "
+                       f"trainer.logger=[file] (VERL_FILE_LOGGER_PATH) or a saved console log")
+    for path in empty:
+        logger.warning("%s holds no verl metrics lines (`step:N - key:value` or JSONL)", path)
     return dict(sorted(merged.items()))
 
 
@@ -82,19 +100,25 @@ def parse_console_line(line: str) -> tuple[int, dict[str, float]] | None:
 
 
 def _jsonl_records(path: Path) -> Iterable[tuple[int, dict[str, float]]]:
-    with open(path, encoding="utf-8") as handle:
+    """The FileLogger records of ``path``; a line that is not one (a partial last line of a run killed
+    mid-write, bytes that are not UTF-8, other JSON) is skipped with a warning, never a traceback."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                # a run killed mid-write leaves a partial last line; anything else is worth a warning too
                 logger.warning("%s:%d is not JSON; skipping it", path, number)
                 continue
+            try:
+                step, logged = int(record["step"]), dict(record["data"])
+            except (TypeError, KeyError, ValueError):  # JSON, but not {"step": N, "data": {...}}
+                logger.warning("%s:%d is not a verl metrics record; skipping it", path, number)
+                continue
             # orjson writes NaN and infinities as null: they come back as NaN
-            data = {key: math.nan if value is None else _number(value) for key, value in record["data"].items()}
-            yield int(record["step"]), {key: value for key, value in data.items() if value is not None}
+            data = {key: math.nan if value is None else _number(value) for key, value in logged.items()}
+            yield step, {key: value for key, value in data.items() if value is not None}
 
 
 def _console_records(path: Path) -> Iterable[tuple[int, dict[str, float]]]:

@@ -65,18 +65,31 @@ def find_logs(run_dir: str | Path) -> tuple[Path, ...]:
         raise FileNotFoundError(f"no run folder at {run_dir}")
     logs = _find_logs(run_dir)
     if not logs:
-        raise FileNotFoundError(f"no metric log in {run_dir}: run with trainer.logger=[console,file] and "
-                                f"VERL_FILE_LOGGER_PATH inside the run folder, or pass --log")
+        raise FileNotFoundError(f"no metric log in {run_dir}{_not_logs(run_dir)}: run with "
+                                f"trainer.logger=[console,file] and VERL_FILE_LOGGER_PATH inside the run folder, "
+                                f"or pass --log")
     return logs
 
 
 def _find_logs(run_dir: Path) -> tuple[Path, ...]:
-    by_age = sorted((path for path in run_dir.rglob("*.jsonl") if is_jsonl_log(path)),
+    by_age = sorted((path for path in run_dir.rglob("*.jsonl") if path.is_file() and is_jsonl_log(path)),
                     key=lambda path: path.stat().st_mtime)
     if by_age:
         return tuple(by_age)
-    consoles = sorted(run_dir.rglob("*.log"), key=lambda path: path.stat().st_mtime)
+    consoles = sorted((path for path in run_dir.rglob("*.log") if path.is_file()),
+                      key=lambda path: path.stat().st_mtime)
     return tuple(path for path in consoles if _has_console_metrics(path))
+
+
+def _not_logs(run_dir: Path) -> str:
+    """`` (metrics.jsonl: no metrics lines)``: the files that look like logs but hold none, named, since an empty
+    or damaged log is what the user must look at; empty when there is none."""
+    names = sorted(str(path.relative_to(run_dir)) for pattern in ("*.jsonl", "*.log")
+                   for path in run_dir.rglob(pattern))
+    if not names:
+        return ""
+    listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    return f" ({listed}: no metrics lines)"
 
 
 def _has_console_metrics(path: Path) -> bool:

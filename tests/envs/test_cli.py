@@ -57,7 +57,7 @@ def test_make_games_then_play_any_generated_split(tmp_path: Path, capsys: pytest
 @pytest.mark.parametrize("env", ["webshop", "sciworld"])
 def test_bundled_is_alfworld_s_set_only(env: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--policy", "random", "--env", env, "--bundled"]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert out.startswith(f"error: --bundled is ALFWorld's small generated set; {env} has none")
     assert out.count("\n") == 1
 
@@ -65,7 +65,7 @@ def test_bundled_is_alfworld_s_set_only(env: str, capsys: pytest.CaptureFixture[
 def test_bad_inputs_give_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--policy", "walkthrough", "--data-path", str(tmp_path), "--split", "train"]) == 2
     assert main(["make-games", "--out", str(tmp_path), "--count", "1", "--task-types", "slice"]) == 2
-    lines = capsys.readouterr().out.strip().splitlines()
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
     assert "alfworld-download" in lines[0] and "unknown task type 'slice'" in lines[1]
 

@@ -81,7 +81,7 @@ def test_prepare_data_cli(bundled_root: Path, tmp_path: Path, capsys: pytest.Cap
     out = capsys.readouterr().out
     assert "valid_seen" in out and out.splitlines()[2].split()[:8] == ["valid_seen", "2", "2", "2", "2", "2", "2", "12"]
     assert main(["prepare-data", "--data-path", str(tmp_path / "empty"), "--out", str(tmp_path / "x")]) == 2
-    lines = capsys.readouterr().out.strip().splitlines()
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "alfworld-download" in lines[0]
 
 

@@ -95,7 +95,7 @@ def test_prepare_data_writes_every_split_and_the_lists_read_back(catalogue: Path
     # written (test.parquet is the first run's)
     before = (tmp_path / "test.parquet").stat().st_mtime_ns
     assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path)]) == 2
-    assert capsys.readouterr().out == (f"error: the catalogue in {catalogue} has 600 human goals and none in train "
+    assert capsys.readouterr().err == (f"error: the catalogue in {catalogue} has 600 human goals and none in train "
                                        "(goal indices: test 0-499, valid 500-1499, train 1500-); generate more "
                                        "products (`strata make-webshop --products N`, two human goals each) or leave "
                                        "train out of --splits\n")
@@ -128,4 +128,4 @@ def test_play_and_make_webshop_from_the_command_line(tmp_path: Path, capsys) -> 
     out = capsys.readouterr().out
     assert "webshop        20     20   100.0%" in out and "mean score: 100.0" in out
     assert main(["play", "--env", "webshop", "--policy", "gold", "--data-path", str(tmp_path / "none")]) == 2
-    assert capsys.readouterr().out.startswith(f"error: {tmp_path / 'none'} holds none of items_shuffle_1000.json")
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'none'} holds none of items_shuffle_1000.json")

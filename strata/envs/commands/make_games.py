@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             max_object_classes=args.max_object_classes or None,
         )
     except EnvError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     counts = Counter(subtask_of(g.task_type) for g in games)
     print(

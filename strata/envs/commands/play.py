@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bundled and args.env != "alfworld":  # the bundled games are ALFWorld's; no other environment has a set
         print(f"error: --bundled is ALFWorld's small generated set; {args.env} has none: give "
               + ("--data-path (WebShop's data/ folder or `strata make-webshop`'s)" if args.env == "webshop" else
-                 "--split and --per-task-type (ScienceWorld's own variations), or --task-list"))
+                 "--split and --per-task-type (ScienceWorld's own variations), or --task-list"), file=sys.stderr)
         return 2
     try:
         if args.task_list:
@@ -77,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
             tasks = load_split(bundled_data_path() if args.bundled else args.data_path,
                                args.split or "valid_seen", task_types)
         else:
-            print("error: give --data-path, --task-list or --bundled (or --env sciworld)")
+            print("error: give --data-path, --task-list or --bundled (or --env sciworld)", file=sys.stderr)
             return 2
     except (EnvError, OSError) as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     began = time.perf_counter()
     max_steps = args.max_steps or (WEBSHOP_MAX_STEPS if args.env == "webshop" else DEFAULT_MAX_STEPS)

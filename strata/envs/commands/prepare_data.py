@@ -4,6 +4,7 @@ ScienceWorld's variation splits (``--env sciworld``) or from a WebShop catalogue
 from __future__ import annotations
 
 import argparse
+import sys
 
 from strata.envs.errors import EnvError
 from strata.envs.tasks import SPLITS, SUBTASKS
@@ -44,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
     if args.env == "webshop":
         return _run_webshop(args)
     if not (args.bundled or args.data_path):
-        print("error: give --data-path or --bundled (or --env sciworld)")
+        print("error: give --data-path or --bundled (or --env sciworld)", file=sys.stderr)
         return 2
     if args.task_set:
-        print("error: --task-set selects ScienceWorld task types (--env sciworld)")
+        print("error: --task-set selects ScienceWorld task types (--env sciworld)", file=sys.stderr)
         return 2
     data_path = bundled_data_path() if args.bundled else args.data_path
     try:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             task_types=[t for t in args.task_types.split(",") if t],
         )
     except EnvError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{'split':<14}" + "".join(f"{sub:>7}" for sub in SUBTASKS) + f"{'total':>8}  file")
     for split in prepared:
@@ -75,7 +76,7 @@ def _run_sciworld(args: argparse.Namespace) -> int:
     from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
 
     if args.per_task_type is not None and args.per_task_type < 1:
-        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}")
+        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}", file=sys.stderr)
         return 2
     try:
         prepared = prepare_sciworld(
@@ -86,7 +87,7 @@ def _run_sciworld(args: argparse.Namespace) -> int:
             task_set=args.task_set or DEFAULT_TASK_SET,
         )
     except EnvError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     for split in prepared:
         print(f"{split.split:<6} {split.total:>6} variations, {len(split.counts_by_subtask)} task types  {split.path}")
@@ -98,17 +99,18 @@ def _run_webshop(args: argparse.Namespace) -> int:
     from strata.envs.webshop.tasks import SPLITS as WEBSHOP_SPLITS
 
     if not args.data_path:
-        print("error: give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
+        print("error: give --data-path: WebShop's data folder, or one `strata make-webshop` wrote",
+              file=sys.stderr)
         return 2
     if args.per_task_type is not None and args.per_task_type < 1:
-        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}")
+        print(f"error: --per-task-type must be >= 1, got {args.per_task_type}", file=sys.stderr)
         return 2
     try:
         prepared = prepare_webshop(args.data_path, args.out,
                                    splits=[s for s in (args.splits or ",".join(WEBSHOP_SPLITS)).split(",") if s],
                                    goals=args.goals, limit=args.per_task_type)
     except (EnvError, OSError) as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     for split in prepared:
         print(f"{split.split:<6} {split.total:>6} {args.goals} goals  {split.path}")
