@@ -69,7 +69,7 @@ def test_prepare_data_writes_small_balanced_sciworld_lists(tmp_path, capsys):
     assert [t.task_type for t in tasks] == ["boil", "boil", "find-plant", "find-plant"]  # the simulator's order
     assert all(t.split == "valid" and t.subtask == t.task_type for t in tasks)
     assert main(["prepare-data", "--env", "sciworld", "--per-task-type", "0", "--out", str(tmp_path)]) == 2
-    assert "--per-task-type must be >= 1" in capsys.readouterr().out
+    assert "--per-task-type must be >= 1" in capsys.readouterr().err
 
 
 def test_the_default_task_set_is_agentgym_s():
@@ -100,4 +100,4 @@ def test_prepare_data_takes_agentgym_s_task_types_unless_told_all(tmp_path, caps
         assert main(args + (["--task-set", task_set] if task_set else [])) == 0
         assert len({t.task_type for t in read_task_list(out / "valid.parquet")}) == count
     assert main(["prepare-data", "--bundled", "--task-set", "all", "--out", str(tmp_path / "alfworld")]) == 2
-    assert "--task-set selects ScienceWorld task types" in capsys.readouterr().out
+    assert "--task-set selects ScienceWorld task types" in capsys.readouterr().err
