@@ -71,7 +71,7 @@ def _weights_note(info) -> str:
 
 def _manifest_note(info) -> str:
     if not info.has_manifest:
-        return "; no manifest (shards checked as whole archives only)"
+        return "; no manifest (written by verl's own trainer or an older strata: shards checked as whole archives only)"
     return "; checksums verified" if info.checksums_verified else ""
 
 

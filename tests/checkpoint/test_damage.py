@@ -214,7 +214,8 @@ def test_export_refuses_a_damaged_shard_before_reading_anything(tmp_path: Path, 
 def test_inspect_one_step_reports_the_checksum_result(tmp_path: Path, make_step, capsys) -> None:
     step = make_step(tmp_path, 1)
     assert _run_cli(capsys, "inspect-checkpoint", str(step))[1].splitlines()[0].endswith(
-        "complete; no manifest (shards checked as whole archives only)")
+        "complete; no manifest (written by verl's own trainer or an older strata: shards checked as whole archives "
+        "only)")
     write_manifest(step)
     assert _run_cli(capsys, "inspect-checkpoint", str(step))[1].splitlines()[0].endswith(
         "complete; checksums verified")
