@@ -32,7 +32,7 @@ from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, erro
 from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, shard_file_name
 from strata.checkpoint.lora import merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
-from strata.checkpoint.staging import staged
+from strata.staging import staged
 
 logger = logging.getLogger(__name__)
 

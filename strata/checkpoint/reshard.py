@@ -9,7 +9,7 @@ config and tokenizer are copied as they are.
 
 The source's checksums are verified first when it has a manifest (`strata.checkpoint.manifest`). The new
 step folder is assembled under a hidden name, gets its own manifest, and is renamed into place at the
-end (`strata.checkpoint.staging`), and the output root's pointer is written last, so an interrupted reshard never
+end (`strata.staging`), and the output root's pointer is written last, so an interrupted reshard never
 looks like a checkpoint and leaves nothing a later one keeps.
 """
 
@@ -29,7 +29,7 @@ from strata.checkpoint.inspect import CheckpointError, describe_checkpoint
 from strata.checkpoint.layout import FSDP_CONFIG_FILE, MANIFEST_FILE, parse_shard_file, shard_file_name
 from strata.checkpoint.manifest import write_manifest
 from strata.checkpoint.pointer import read_latest_pointer, write_latest_pointer
-from strata.checkpoint.staging import staged
+from strata.staging import staged
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Helpers for the interruption tests of export and reshard (`strata.checkpoint.staging`)."""
+"""Helpers for the interruption tests of export and reshard (`strata.staging`)."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def test_the_rng_note_says_in_plain_words_which_rank_copies_which(old: int, new:
 
 
 # An interrupted reshard leaves nothing, and a killed one's partial folder goes with the next run
-# (`strata.checkpoint.staging`).
+# (`strata.staging`).
 
 def test_an_interrupted_reshard_leaves_nothing(fsdp_checkpoints, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(reshard, "_reshard_role", interrupt_after(reshard._reshard_role))

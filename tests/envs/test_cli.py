@@ -102,3 +102,16 @@ def test_play_and_prepare_data_help_say_what_the_tools_take(capsys: pytest.Captu
     assert all(f"{name}: " in text for name in POLICY_NAMES)
     choices = text.split("--split {", 1)[1].split("}", 1)[0].split(",")
     assert choices == list(dict.fromkeys(choices)) and set(choices) == set(SPLITS + SCIWORLD_SPLITS)
+
+
+def test_a_real_ctrl_c_leaves_no_half_written_split(tmp_path: Path) -> None:
+    """make-games builds the split under a partial name (`strata.staging`): interrupted, neither is left, and the
+    README's loop can be run again without --force."""
+    from tests.interrupting import assert_interrupted_cleanly, interrupt_mid_write
+
+    def command(attempt: int) -> tuple[list[str], Path]:
+        out = tmp_path / f"games{attempt}"
+        return ["make-games", "--out", str(out), "--split", "train", "--count", "6"], out / "json_2.1.1" / "train"
+
+    _, final, result = interrupt_mid_write(command)
+    assert_interrupted_cleanly("make-games", final, result)

@@ -14,6 +14,7 @@ from strata.envs.discovery import DATA_VERSION_DIR
 from strata.envs.errors import EnvError
 from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, GRAMMAR_VERSIONS
 from strata.envs.tasks import SPLITS, SUBTASKS, subtask_of
+from strata.staging import staged
 
 EXAMPLE = "strata make-games --out outputs/games --split train --count 60 --seed 0 --task-types pick,clean"
 
@@ -46,16 +47,18 @@ def run(args: argparse.Namespace) -> int:
     if args.force and split_dir.is_dir():
         shutil.rmtree(split_dir)  # replaced, not mixed: a split holds one generation's games
     try:
-        games = generate_split(
-            args.out,
-            args.split,
-            args.count,
-            seed=args.seed,
-            task_types=[t for t in args.task_types.split(",") if t],
-            grammar_version=args.grammar_version,
-            max_receptacles=args.max_receptacles or None,
-            max_object_classes=args.max_object_classes or None,
-        )
+        with staged(split_dir) as staging:  # the split appears whole or not at all (Ctrl-C, an error)
+            games = generate_split(
+                args.out,
+                args.split,
+                args.count,
+                seed=args.seed,
+                task_types=[t for t in args.task_types.split(",") if t],
+                grammar_version=args.grammar_version,
+                max_receptacles=args.max_receptacles or None,
+                max_object_classes=args.max_object_classes or None,
+                folder=staging,
+            )
     except EnvError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -40,8 +40,10 @@ def generate_split(
     max_instances: int = 2,
     engine: AlfworldEngine | None = None,
     workers: int = 1,
+    folder: Path | None = None,
 ) -> list[GeneratedGame]:
-    """Write ``count`` verified games to ``<data_path>/json_2.1.1/<split>/`` (the ALFWorld layout).
+    """Write ``count`` verified games to ``<data_path>/json_2.1.1/<split>/`` (the ALFWorld layout), or to ``folder``
+    (a staging folder renamed to that place when all are written: `strata make-games`).
 
     ``task_types`` selects by subtask or task-type name (all six by default). A drawn game the planner
     cannot win is redrawn from the same stream (at most `MAX_REDRAWS` times, each logged). The ``max_*``
@@ -53,7 +55,7 @@ def generate_split(
     game_logic(grammar_version)  # fail on an unknown version before writing anything
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
-    batch = _Batch(Path(data_path) / DATA_VERSION_DIR / split, split, seed, resolve_task_types(task_types),
+    batch = _Batch(folder or Path(data_path) / DATA_VERSION_DIR / split, split, seed, resolve_task_types(task_types),
                    grammar_version, (max_receptacles, max_object_classes, max_instances))
     if workers <= 1 or count < 2:
         return batch.write(range(count), engine or AlfworldEngine())
