@@ -1,10 +1,10 @@
 """Folders that appear whole or not at all: built under a hidden name beside their final one, renamed at the end.
 
 An export, a reshard or a game split stopped half-way (Ctrl-C, an error, a full disk) must not leave a
-complete-looking model, step or split folder, and a later run must not trip over its debris. `staged` builds the folder under
-``.NAME.partial-PID``, renames it to ``NAME`` when the work is done, removes it on any exception (Ctrl-C
-included), and first removes the partial folders of the same ``NAME`` whose process no longer runs (one that was
-killed outright).
+complete-looking model, step or split folder, and a later run must not trip over its debris. `staged` builds the
+folder under ``.NAME.partial-PID``, renames it to ``NAME`` when the work is done, removes it on any exception
+(Ctrl-C included), and first removes the partial folders of the same ``NAME`` whose process no longer runs (one
+that was killed outright).
 """
 
 from __future__ import annotations
