@@ -37,3 +37,12 @@ def output_folder(path: str | Path, force: bool = False, option: str = "--out") 
         raise OutputFolderError(f"{option} {path} is not empty ({count} entries); give a new folder, or --force to "
                                 "write over what it holds")
     return path
+
+
+def without_progress_bars() -> None:
+    """Turn off transformers' per-file progress bars ("Writing model shards", "Loading weights") for a tool that
+    ends with its own one-line summary: on a terminal they interleave with it, and in a log (a recipe's
+    ``train.log``) each is a line of carriage returns."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()

@@ -80,3 +80,12 @@ def test_ctrl_c_is_one_line(monkeypatch, capsys) -> None:
     monkeypatch.setattr(show, "run", interrupted)
     assert main(["show", "anything"]) == 130
     assert capsys.readouterr().err == "strata show: interrupted\n"
+
+
+def test_a_model_building_tool_prints_its_one_line_and_no_progress_bar(tmp_path: Path) -> None:
+    """transformers' "Writing model shards" bar would interleave with the summary (and fill logs with carriage
+    returns): a real process, since the bar is drawn on the terminal's stderr."""
+    built = subprocess.run([sys.executable, "-m", "strata.cli", "build-tiny-model", "--out", str(tmp_path / "m")],
+                           cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0 and built.stdout == f"tiny model written to {tmp_path / 'm'}\n", built
+    assert "Writing model shards" not in built.stderr and "Loading weights" not in built.stderr, built.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from strata.assets.tiny_model import build_tiny_model
-from strata.cli_output import add_force_argument, output_folder
+from strata.cli_output import add_force_argument, output_folder, without_progress_bars
 from strata.cli_types import positive_int
 
 EXAMPLE = "strata build-tiny-model --out outputs/tiny-qwen2.5 --seed 0"
@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    without_progress_bars()
     out = build_tiny_model(output_folder(args.out, args.force), seed=args.seed, hidden_size=args.hidden_size,
                            num_hidden_layers=args.num_layers)
     print(f"tiny model written to {out}")

@@ -7,6 +7,7 @@ import json
 import logging
 
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
+from strata.cli_output import without_progress_bars
 from strata.cli_types import non_negative_int, positive_int, probability
 from strata.envs.explorer import SEARCH_ORDERS
 
@@ -39,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("strata.envs.gen.generate").setLevel(logging.WARNING)
+    without_progress_bars()
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
                          orders_per_game=args.orders_per_game, search_order=args.search_order,
                          misplaced_take_rate=args.misplaced_take_rate, steps=args.steps,

@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from strata.assets.learning_check import TRAIN_GAMES, VALID_GAMES, build_learning_check_assets
+from strata.cli_output import without_progress_bars
 from strata.cli_types import positive_int
 
 EXAMPLE = "strata build-learning-check --out outputs/magic-word-assets"
@@ -22,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    without_progress_bars()
     out = build_learning_check_assets(args.out, args.train_games, args.valid_games, args.seed,
                                       with_model=not args.without_model)
     print(f"learning-check assets written to {out}")
