@@ -33,12 +33,34 @@ def recipe_args(recipe: str) -> tuple[str, ...]:
     return EVALUATION_ARGS if recipe.startswith("evaluate") else ()
 
 
+MARK_VARIABLE = "STRATA_TEST_DRY_RUN"
+"""Set to the resolution's key in the recipe's environment: every process the recipe starts inherits it, so one
+still running after the recipe returned is found by it (`processes_marked`)."""
+
+
+def processes_marked(mark: str) -> list[str]:
+    """``PID command`` of the running processes whose environment has ``MARK_VARIABLE=mark``."""
+    needle = f"{MARK_VARIABLE}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"{entry.name} {command[:80]}")
+        except OSError:  # gone meanwhile, or another user's
+            continue
+    return found
+
+
 @functools.cache
 def resolve(recipe: str, *args: str, **variables: str) -> dict:
     """``recipes/RECIPE`` with ``args`` (and environment ``variables``, e.g. SPLIT) resolved.
 
-    Every resolution is also a check that a dry run writes nothing (recipes/lib/dry-run.sh): the recipe's ``OUT``
-    and ``ASSETS`` are fresh paths, which must not exist once it has run (its model, task lists, log, folders)."""
+    Every resolution is also a check that a dry run writes nothing and starts nothing (recipes/lib/dry-run.sh): the
+    recipe's ``OUT`` and ``ASSETS`` are fresh paths, which must not exist once it has run (its model, task lists,
+    log, folders), and no process it started may outlive it (a Ray node, a backgrounded job)."""
     folder = Path(os.environ[CACHE_VARIABLE]) / "resolved"  # per session: a kept folder would serve stale recipes
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(json.dumps([recipe, *args, sorted(variables.items())]).encode()).hexdigest()[:16]
@@ -48,13 +70,16 @@ def resolve(recipe: str, *args: str, **variables: str) -> dict:
         if done.is_file():
             return json.loads(done.read_text())
         written = {name: folder / "written-by-dry-run" / key / name.lower() for name in ("OUT", "ASSETS")}
-        env = {"PY": warm_python.command(), **{name: str(path) for name, path in written.items()}, **variables}
+        env = {"PY": warm_python.command(), **{name: str(path) for name, path in written.items()}, **variables,
+               MARK_VARIABLE: key}
         try:
             config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
         except RecipeError as error:
             raise AssertionError(f"{error}\n{error.output[-3000:]}") from None
         made = [f"{name}={path}" for name, path in written.items() if path.exists()]
         assert not made, f"DRY_RUN=1 bash recipes/{recipe} wrote {', '.join(made)}: a dry run must write nothing"
+        left = processes_marked(key)
+        assert not left, f"DRY_RUN=1 bash recipes/{recipe} left processes running: {left}; a dry run starts nothing"
         partial = done.with_suffix(".partial")
         partial.write_text(json.dumps(config))
         partial.replace(done)
