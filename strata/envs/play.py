@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from strata.envs.policies import PLAN_POLICIES, POLICY_NAMES, make_policy
 from strata.envs.pool import EnvPool
@@ -23,16 +23,23 @@ async def play_episode(pool: EnvPool, task: Task, policy: str, seed: int = 0) ->
 
 
 async def play_tasks(
-    pool: EnvPool, tasks: Sequence[Task], policy: str, seed: int = 0, concurrency: int | None = None
+    pool: EnvPool, tasks: Sequence[Task], policy: str, seed: int = 0, concurrency: int | None = None,
+    on_episode: Callable[[int], None] | None = None,
 ) -> list[EpisodeOutcome]:
     """Outcomes of one episode per task (in task order), at most ``concurrency`` at a time
-    (default: four per worker, enough to keep every worker busy)."""
+    (default: four per worker, enough to keep every worker busy); ``on_episode(done)`` after each episode ends."""
     if policy not in POLICY_NAMES:
         make_policy(policy, None, seed)  # raises the unknown-name error
     limit = asyncio.Semaphore(concurrency or 4 * pool.num_workers)
+    done = 0
 
     async def bounded(task: Task) -> EpisodeOutcome:
+        nonlocal done
         async with limit:
-            return await play_episode(pool, task, policy, seed)
+            outcome = await play_episode(pool, task, policy, seed)
+        done += 1
+        if on_episode is not None:
+            on_episode(done)
+        return outcome
 
     return list(await asyncio.gather(*(bounded(task) for task in tasks)))

@@ -115,3 +115,15 @@ def test_a_real_ctrl_c_leaves_no_half_written_split(tmp_path: Path) -> None:
 
     _, final, result = interrupt_mid_write(command)
     assert_interrupted_cleanly("make-games", final, result)
+
+
+def test_a_long_play_says_how_far_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """`strata play` prints its progress to stderr at most every PROGRESS_EVERY_S seconds, never its last game."""
+    from strata.envs.commands.play import PROGRESS_EVERY_S, progress_printer
+
+    clock = iter([2.0, 11.0, 15.0, 22.0, 40.0])  # when games 1-5 end
+    printed = progress_printer(total=5, began=0.0, clock=lambda: next(clock))
+    for done in range(1, 6):
+        printed(done)
+    assert PROGRESS_EVERY_S == 10.0
+    assert capsys.readouterr().err.splitlines() == ["played 2/5 games (11 s)", "played 4/5 games (22 s)"]

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -49,6 +50,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random policy")
 
 
+PROGRESS_EVERY_S = 10.0
+
+
+def progress_printer(total: int, began: float, every_s: float = PROGRESS_EVERY_S,
+                     clock: Callable[[], float] = time.perf_counter) -> Callable[[int], None]:
+    """A callback that prints ``played N/TOTAL games (S s)`` to stderr at most every ``every_s`` seconds, and
+    never for a play that ends sooner: a long play (a whole ScienceWorld split) shows that it moves."""
+    last = began
+
+    def printed(done: int) -> None:
+        nonlocal last
+        now = clock()
+        if now - last >= every_s and done < total:
+            print(f"played {done}/{total} games ({now - began:.0f} s)", file=sys.stderr, flush=True)
+            last = now
+
+    return printed
+
+
 def run(args: argparse.Namespace) -> int:
     from strata.envs.bundled import bundled_data_path
     from strata.envs.discovery import load_split
@@ -86,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     max_steps = args.max_steps or (WEBSHOP_MAX_STEPS if args.env == "webshop" else DEFAULT_MAX_STEPS)
     with EnvPool(num_workers=args.num_workers, max_steps=max_steps, engine=args.env) as pool:
-        outcomes = asyncio.run(play_tasks(pool, tasks, args.policy, seed=args.seed))
+        outcomes = asyncio.run(play_tasks(pool, tasks, args.policy, seed=args.seed,
+                                          on_episode=progress_printer(len(tasks), began)))
     table = success_table(outcomes)
     reasons = end_reasons(outcomes)
     print(f"{args.policy} policy, {len(tasks)} games, {time.perf_counter() - began:.1f}s")
