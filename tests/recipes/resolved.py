@@ -33,6 +33,20 @@ def recipe_args(recipe: str) -> tuple[str, ...]:
     return EVALUATION_ARGS if recipe.startswith("evaluate") else ()
 
 
+OUTPUT_FOLDERS = ("outputs", "checkpoints", "data", "eval")
+"""Where a recipe writes by default, relative to the repository (its OUT, CKPT, DATA and evaluation folders)."""
+
+
+def repository_outputs() -> set[str]:
+    """The repository's top-level entries, and every entry of its `OUTPUT_FOLDERS` two levels deep."""
+    entries = {p.name for p in REPO.iterdir()}
+    for folder in OUTPUT_FOLDERS:
+        if (REPO / folder).is_dir():
+            entries |= {str(p.relative_to(REPO)) for p in (REPO / folder).glob("*/*")}
+            entries |= {str(p.relative_to(REPO)) for p in (REPO / folder).iterdir()}
+    return entries
+
+
 MARK_VARIABLE = "STRATA_TEST_DRY_RUN"
 """Set to the resolution's key in the recipe's environment: every process the recipe starts inherits it, so one
 still running after the recipe returned is found by it (`processes_marked`)."""
@@ -60,7 +74,8 @@ def resolve(recipe: str, *args: str, **variables: str) -> dict:
 
     Every resolution is also a check that a dry run writes nothing and starts nothing (recipes/lib/dry-run.sh): the
     recipe's ``OUT`` and ``ASSETS`` are fresh paths, which must not exist once it has run (its model, task lists,
-    log, folders), and no process it started may outlive it (a Ray node, a backgrounded job)."""
+    log, folders); the repository's default output folders must not change (`repository_outputs`); and no process
+    it started may outlive it (a Ray node, a backgrounded job)."""
     folder = Path(os.environ[CACHE_VARIABLE]) / "resolved"  # per session: a kept folder would serve stale recipes
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(json.dumps([recipe, *args, sorted(variables.items())]).encode()).hexdigest()[:16]
@@ -72,12 +87,15 @@ def resolve(recipe: str, *args: str, **variables: str) -> dict:
         written = {name: folder / "written-by-dry-run" / key / name.lower() for name in ("OUT", "ASSETS")}
         env = {"PY": warm_python.command(), **{name: str(path) for name, path in written.items()}, **variables,
                MARK_VARIABLE: key}
+        before = repository_outputs()
         try:
             config = resolve_recipe(REPO / "recipes" / recipe, args, env=env)
         except RecipeError as error:
             raise AssertionError(f"{error}\n{error.output[-3000:]}") from None
         made = [f"{name}={path}" for name, path in written.items() if path.exists()]
         assert not made, f"DRY_RUN=1 bash recipes/{recipe} wrote {', '.join(made)}: a dry run must write nothing"
+        changed = sorted(repository_outputs() ^ before)
+        assert not changed, f"DRY_RUN=1 bash recipes/{recipe} changed {changed[:5]} in the repository"
         left = processes_marked(key)
         assert not left, f"DRY_RUN=1 bash recipes/{recipe} left processes running: {left}; a dry run starts nothing"
         partial = done.with_suffix(".partial")
