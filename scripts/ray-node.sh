@@ -59,6 +59,9 @@ case "${1:-}" in
   head)
     port=${2:-6379}
     echo "other nodes join with: bash scripts/ray-node.sh worker ${NODE_IP:-$(hostname -I 2>/dev/null | awk '{print $1}')}:$port"
+    # The GCS keeps this many tasks' events (Ray's default 100,000 grows it by ~330 MB; configs/strata_trainer.yaml
+    # sets the same for a local cluster).
+    export RAY_task_events_max_num_task_in_gcs=${RAY_task_events_max_num_task_in_gcs:-10000}
     "$RAY" start --head --port "$port" --include-dashboard false "${resources[@]}" "${options[@]}"
     ;;
   worker)

@@ -35,3 +35,14 @@ def test_an_interface_without_an_address_is_one_error_line() -> None:
     done = ray_node("worker", "10.0.0.1:6399", NET_IFACE="nope0")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("error: NET_IFACE=nope0 has no IPv4 address on ") and done.stderr.count("\n") == 1
+
+
+def test_the_head_caps_the_task_events_its_gcs_keeps(tmp_path: Path) -> None:
+    """Ray's default (100,000 tasks' events, ~3.3 KB each) grows the head's GCS by ~330 MB over a run; the head is
+    started with the cap configs/strata_trainer.yaml gives a local cluster, unless the user chose one."""
+    show = tmp_path / "ray"
+    show.write_text('#!/bin/sh\necho "cap=${RAY_task_events_max_num_task_in_gcs:-unset}"\n')
+    show.chmod(0o755)
+    assert ray_node("head", RAY=str(show)).stdout.splitlines()[-1] == "cap=10000"
+    chosen = ray_node("head", RAY=str(show), RAY_task_events_max_num_task_in_gcs="500")
+    assert chosen.stdout.splitlines()[-1] == "cap=500"

@@ -66,10 +66,11 @@ def join_running_cluster(config: DictConfig, env: Mapping[str, str] = os.environ
     """Let ``ray.init`` join the Ray cluster that ``RAY_ADDRESS`` (or ``ray_kwargs.ray_init.address``) names.
 
     A multi-node run is started on a cluster brought up with ``ray start`` on every node (scripts/ray-node.sh,
-    scripts/slurm-multinode.sh); each node declares its own CPUs and GPUs there. Ray refuses ``num_cpus`` and
-    ``num_gpus`` when it joins a running cluster, and configs/platform/cpu.yaml sets both for a local one, so
-    they are cleared. The workers of a running cluster do not inherit this process's environment, so the
-    variables the run reads there (``VERL_FILE_LOGGER_PATH``, ``HF_HUB_OFFLINE``, ``WANDB_MODE``, ...:
+    scripts/slurm-multinode.sh); each node declares its own CPUs and GPUs there. Ray refuses ``num_cpus``,
+    ``num_gpus`` and ``_system_config`` when it joins a running cluster; configs/platform/cpu.yaml sets the first
+    two for a local one and configs/strata_trainer.yaml the last (the head's `ray start` has its own), so they are
+    cleared. The workers of a running cluster do not inherit this process's environment, so the variables the
+    run reads there (``VERL_FILE_LOGGER_PATH``, ``HF_HUB_OFFLINE``, ``WANDB_MODE``, ...:
     `FORWARDED_PREFIXES`) go into the runtime env, unless the config sets them; secrets (names with KEY, TOKEN,
     SECRET, PASSWORD) are not copied into the config, whose resolved form is saved in the run folder.
 
@@ -78,7 +79,7 @@ def join_running_cluster(config: DictConfig, env: Mapping[str, str] = os.environ
     address = OmegaConf.select(config, "ray_kwargs.ray_init.address") or env.get("RAY_ADDRESS")
     if not address or address == "local":
         return None
-    for key in ("num_cpus", "num_gpus", "resources"):
+    for key in ("num_cpus", "num_gpus", "resources", "_system_config"):
         if OmegaConf.select(config, f"ray_kwargs.ray_init.{key}") is not None:
             OmegaConf.update(config, f"ray_kwargs.ray_init.{key}", None, force_add=True)
     # In the config, so that the task runner, whose node need not have RAY_ADDRESS, knows it joined a cluster.
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config_name, args.overrides)
         use_configured_platform(config)
         if args.doctor:
-            from strata.trainer.doctor import run_doctor
+            from strata.trainer.checkup import run_doctor
 
             return run_doctor(config)
         if args.dry_run:

@@ -59,8 +59,9 @@ def test_a_driver_that_joins_a_cluster_leaves_the_machine_checks_to_the_nodes(tm
 
 
 def test_joining_a_running_cluster_leaves_resources_to_its_nodes() -> None:
-    config = OmegaConf.create({"ray_kwargs": {"ray_init": {"num_cpus": 16, "num_gpus": 2,
-                                                           "runtime_env": {"env_vars": {"VERL_PLATFORM": "cpu"}}}}})
+    config = OmegaConf.create({"ray_kwargs": {"ray_init": {
+        "num_cpus": 16, "num_gpus": 2, "_system_config": {"task_events_max_num_task_in_gcs": 10000},
+        "runtime_env": {"env_vars": {"VERL_PLATFORM": "cpu"}}}}})
     shell = {"VERL_FILE_LOGGER_PATH": "/runs/a/metrics.jsonl", "HF_HUB_OFFLINE": "1", "WANDB_API_KEY": "x",
              "VERL_PLATFORM": "nvidia", "HOME": "/root"}
     assert join_running_cluster(config, env=shell) is None  # a local cluster: nothing changes
@@ -69,6 +70,7 @@ def test_joining_a_running_cluster_leaves_resources_to_its_nodes() -> None:
     assert join_running_cluster(config, env={**shell, "RAY_ADDRESS": "10.0.0.1:6379"}) == ("10.0.0.1:6379",
                                                                                            ["WANDB_API_KEY"])
     assert config.ray_kwargs.ray_init.num_cpus is None and config.ray_kwargs.ray_init.num_gpus is None
+    assert config.ray_kwargs.ray_init._system_config is None  # the head's `ray start` set its own
     # What the workers read reaches them; the config's own value wins; a secret and unrelated names stay behind.
     assert dict(config.ray_kwargs.ray_init.runtime_env.env_vars) == {
         "VERL_PLATFORM": "cpu", "VERL_FILE_LOGGER_PATH": "/runs/a/metrics.jsonl", "HF_HUB_OFFLINE": "1"}

@@ -217,10 +217,13 @@ GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]
 
 @pytest.mark.parametrize("recipe", GPU_RECIPES)
 def test_gpu_recipes_keep_two_checkpoints_and_pass_the_vllm_runner_switch_to_ray(recipe):
-    """Retention bounds the disk (verl keeps every checkpoint by default: 15 in 150 steps); the runner switch
+    """Retention bounds the disk (verl keeps every checkpoint by default: 15 in 150 steps), the task-event cap
+    Ray's GCS memory (~7 MiB a step without it on a CPU run); the runner switch
     reaches every Ray worker, vLLM's servers included, through the runtime env."""
     config = resolve(recipe, *recipe_args(recipe))
     assert config["trainer"]["max_actor_ckpt_to_keep"] == 2
+    # Ray's GCS keeps a bounded record of tasks (every generation request is one), not its default 100,000.
+    assert config["ray_kwargs"]["ray_init"]["_system_config"]["task_events_max_num_task_in_gcs"] == 10000
     assert config["ray_kwargs"]["ray_init"]["runtime_env"]["env_vars"]["VLLM_USE_V2_MODEL_RUNNER"] == "1"
 
 

@@ -19,13 +19,13 @@ import pytest
 from omegaconf import OmegaConf
 from packaging.requirements import Requirement
 
-from strata.trainer import doctor
+from strata.trainer import checkup
 from strata.trainer.checks import Level, machine, packages, run_checks
 from strata.trainer.checks.inputs import environment, task_lists
 from strata.trainer.checks.model import _config_params, lora_params, parameter_count
 from strata.trainer.checks.model import model as model_check
+from strata.trainer.checkup import exit_status, format_report
 from strata.trainer.config import ConfigError, load_config
-from strata.trainer.doctor import exit_status, format_report
 from strata.trainer.main import main
 from strata.trainer.preflight import preflight
 
@@ -394,15 +394,15 @@ def test_what_the_libraries_print_during_the_checks_is_held_back(capfd, monkeypa
         os.write(2, b"from C\n")
         yield Level.OK, "fine"
 
-    monkeypatch.setattr(doctor, "run_checks", lambda config: run_checks(config, {"noisy": noisy}))
+    monkeypatch.setattr(checkup, "run_checks", lambda config: run_checks(config, {"noisy": noisy}))
     monkeypatch.delenv("STRATA_DOCTOR", raising=False)
     monkeypatch.setenv("STRATA_DOCTOR_START", repr(time.time() - 5))
-    assert doctor.run_doctor(OmegaConf.create({})) == 0
+    assert checkup.run_doctor(OmegaConf.create({})) == 0
     out, err = capfd.readouterr()
     assert out.splitlines()[0].startswith("ok      noisy") and err == ""
     assert "checks passed in 5." in out and "line(s) of library output held back" in out
     monkeypatch.setenv("STRATA_DOCTOR", "verbose")
-    doctor.run_doctor(OmegaConf.create({}))
+    checkup.run_doctor(OmegaConf.create({}))
     out, _ = capfd.readouterr()
     assert out.index("strata doctor: OK") < out.index("All configuration checks") and "from C" in out
 
