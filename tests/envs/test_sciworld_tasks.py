@@ -37,6 +37,9 @@ def test_object_view_puts_mentioned_objects_first_and_counts_the_rest():
     assert sum(len(v) + 3 for v in view[:-1]) <= 100
     assert view[-1] == f"... ({len(objects) - len(view) + 1} more objects not shown)"
     assert object_view(["a", "b"], "") == ("a", "b")
+    # Whole words only: the chair is mentioned, the air is not (it keeps its place in the simulator's order).
+    assert object_view(["air", "door", "chair"], "You see a chair.") == ("chair", "air", "door")
+    assert object_view(["air", "chair"], "The air is warm; a chair.") == ("air", "chair")
 
 
 def test_random_action_fills_every_slot_from_the_objects():

@@ -12,6 +12,7 @@ placeholder renders this list, one object per line.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 
 # The action templates of ScienceWorld's README (OBJ: an object in view; LOC: a location).
@@ -27,9 +28,11 @@ MORE = "... ({count} more objects not shown)"
 
 def object_view(objects: Sequence[str], observation: str, max_chars: int = MAX_VIEW_CHARS) -> tuple[str, ...]:
     """The objects to show: those named in ``observation`` first, then the rest, in the simulator's order,
-    until ``max_chars`` (counting one ``- `` bullet and newline per line); a last line counts the rest."""
-    mentioned = [name for name in objects if name in observation]
-    ordered = mentioned + [name for name in objects if name not in observation]
+    until ``max_chars`` (counting one ``- `` bullet and newline per line); a last line counts the rest. A name is
+    mentioned where it stands as whole words: "air" is not in "a chair"."""
+    mentioned = [name for name in objects if mentions(observation, name)]
+    seen = set(mentioned)
+    ordered = mentioned + [name for name in objects if name not in seen]
     shown: list[str] = []
     used = 0
     for name in ordered:
@@ -39,6 +42,11 @@ def object_view(objects: Sequence[str], observation: str, max_chars: int = MAX_V
         used += len(name) + 3
     hidden = len(ordered) - len(shown)
     return (*shown, MORE.format(count=hidden)) if hidden else tuple(shown)
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``text`` as whole words (not inside a longer word)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def random_action(objects: Sequence[str], rng: random.Random) -> str:
