@@ -10,6 +10,7 @@ Public API:
     pool         EnvPool, PooledEpisode (async episodes in worker processes)
     records      StepResult, EpisodeStart, EpisodeOutcome
     metrics      success_table (overall and per subtask), end_reasons
+    session      EpisodeSession (the step cap, normalisation and end reasons every environment's episode shares)
     engine       AlfworldEngine, GameSession (one in-process game; what workers run)
     actions      match_command (an action as people write it -> the admissible command it means)
     gen          sample_spec, write_game, generate_split (offline game generator)

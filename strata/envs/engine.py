@@ -17,18 +17,9 @@ random policy never plays it. The engine still answers ``help`` when it is sent.
 
 from __future__ import annotations
 
-import logging
-import time
-
 from strata.envs.actions import match_command
-from strata.envs.records import (
-    REASON_STEP_LIMIT,
-    REASON_WON,
-    EpisodeStart,
-    StepResult,
-)
-
-logger = logging.getLogger(__name__)
+from strata.envs.records import EpisodeStart
+from strata.envs.session import EpisodeSession, Outcome
 
 TASK_PREFIX = "Your task is to: "
 DEFAULT_MAX_STEPS = 50  # ALFWorld's and StraTA's episode horizon H
@@ -96,57 +87,30 @@ def _shown(commands: list[str]) -> tuple[str, ...]:
     return tuple(command for command in commands if command not in HIDDEN_COMMANDS)
 
 
-class GameSession:
-    """An episode on an `AlfworldEngine`: start from the initial state, step until won or the step cap.
-
-    Every `step` call counts, valid or not, as in ALFWorld's gym wrapper (``max_episode_steps``).
-    With ``normalize_actions`` an action is first mapped to the admissible command it means
-    (`strata.envs.actions.match_command`: ``Go to cabinet 1.`` -> ``go to cabinet 1``); without it the
-    engine gets the action as written.
-    """
+class GameSession(EpisodeSession):
+    """An episode on an `AlfworldEngine` (`strata.envs.session`'s rules). ALFWorld lists its commands, so with
+    ``normalize_actions`` an action is mapped to the listed command it means (`strata.envs.actions.match_command`:
+    ``Go to cabinet 1.`` -> ``go to cabinet 1``); without it the engine gets the action as written. A game is
+    loaded only when it is not the engine's current one (a reset alone replays it)."""
 
     def __init__(
         self, engine: AlfworldEngine, max_steps: int = DEFAULT_MAX_STEPS, normalize_actions: bool = True
     ) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        self.engine = engine
-        self.max_steps = max_steps
-        self.normalize_actions = normalize_actions
-        self.admissible_commands: tuple[str, ...] = ()
-        self.num_steps = 0
-        self.won = False
-        self.done = True
+        super().__init__(engine, max_steps, normalize_actions)
+        self._next_commands: tuple[str, ...] = ()
 
-    def start(self, game_file: str, with_walkthrough: bool = False) -> EpisodeStart:
-        """Load ``game_file`` unless it is the engine's current game, then reset."""
-        began = time.perf_counter()
+    def begin(self, game_file: str, with_walkthrough: bool) -> EpisodeStart:
         if self.engine.game_file != game_file:
             self.engine.load(game_file)
-        start = self.engine.reset(with_walkthrough=with_walkthrough)
-        logger.debug("started %s in %.2fs", game_file, time.perf_counter() - began)
-        self.num_steps, self.won, self.done = 0, False, False
-        self.admissible_commands = start.admissible_commands
-        return start
+        return self.engine.reset(with_walkthrough=with_walkthrough)
 
-    def step(self, action: str) -> StepResult:
-        if self.done:
-            raise RuntimeError(f"step({action!r}) on a finished episode of {self.engine.game_file}")
-        command = match_command(action, self.admissible_commands) if self.normalize_actions else action
+    def command_for(self, action: str) -> str:
+        return match_command(action, self.admissible_commands) if self.normalize_actions else action
+
+    def apply(self, command: str) -> Outcome:
         admissible = command in self.admissible_commands
-        observation, won, self.admissible_commands = self.engine.step(command)
-        self.num_steps += 1
-        self.won = won
-        self.done = won or self.num_steps >= self.max_steps
-        return StepResult(
-            observation=observation,
-            won=won,
-            done=self.done,
-            admissible_commands=self.admissible_commands,
-            command=command,
-            admissible=admissible,
-        )
+        observation, won, self._next_commands = self.engine.step(command)
+        return Outcome(observation, won=won, lost=False, admissible=admissible)
 
-    @property
-    def end_reason(self) -> str:
-        return REASON_WON if self.won else REASON_STEP_LIMIT
+    def commands_after(self, observation: str) -> tuple[str, ...]:
+        return self._next_commands  # listed after the last step too, as textworld reports them

@@ -25,12 +25,12 @@ import threading
 import time
 from typing import Any
 
-from strata.envs.actions import normalize_command
 from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.errors import EngineLostError
-from strata.envs.records import REASON_LOST, REASON_STEP_LIMIT, REASON_WON, EpisodeStart, StepResult
+from strata.envs.records import EpisodeStart
 from strata.envs.sciworld.tasks import SPLIT_METHODS, parse_game_id
 from strata.envs.sciworld.view import object_view
+from strata.envs.session import EpisodeSession, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -147,53 +147,20 @@ class SciWorldEngine:
         return sorted(int(v) for v in self._call(method))
 
 
-class SciWorldSession:
-    """An episode on a `SciWorldEngine`: start, then step until won, lost (score < 0) or the step cap.
-
-    Every `step` call counts, as in ALFWorld. With ``normalize_actions`` the action loses what only the
-    formatting adds (case, quotes, a list bullet, final punctuation: `strata.envs.actions.normalize_command`);
-    ScienceWorld's own parser resolves the rest. ``admissible`` is whether the parser knew the command.
-    """
+class SciWorldSession(EpisodeSession):
+    """An episode on a `SciWorldEngine` (`strata.envs.session`'s rules): lost when the score turns negative.
+    ScienceWorld's own parser resolves what normalisation leaves; ``admissible`` is whether it knew the command."""
 
     def __init__(self, engine: SciWorldEngine, max_steps: int = DEFAULT_MAX_STEPS, normalize_actions: bool = True):
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        self.engine = engine
-        self.max_steps = max_steps
-        self.normalize_actions = normalize_actions
-        self.num_steps = 0
-        self.won = False
-        self.lost = False
-        self.score = 0.0
-        self.done = True
+        super().__init__(engine, max_steps, normalize_actions)
 
-    def start(self, game_file: str, with_walkthrough: bool = False) -> EpisodeStart:
-        began = time.perf_counter()
-        start = self.engine.start(game_file, with_walkthrough)
-        logger.debug("started %s in %.2fs", game_file, time.perf_counter() - began)
-        self.num_steps, self.won, self.lost, self.score, self.done = 0, False, False, 0.0, False
-        return start
+    def begin(self, game_file: str, with_walkthrough: bool) -> EpisodeStart:
+        return self.engine.start(game_file, with_walkthrough)
 
-    def step(self, action: str) -> StepResult:
-        if self.done:
-            raise RuntimeError(f"step({action!r}) on a finished episode of {self.engine.game_file}")
-        command = (normalize_command(action) or action) if self.normalize_actions else action
+    def apply(self, command: str) -> Outcome:
         observation, score, completed = self.engine.step(command)
-        self.num_steps += 1
-        self.score = score
-        self.won = completed and score > 0
-        self.lost = score < 0
-        self.done = self.won or self.lost or self.num_steps >= self.max_steps
-        return StepResult(
-            observation=observation,
-            won=self.won,
-            done=self.done,
-            admissible_commands=() if self.done else self.engine.objects(observation),
-            command=command,
-            admissible=observation.strip() != UNKNOWN_ACTION,
-            score=score,
-        )
+        return Outcome(observation, won=completed and score > 0, lost=score < 0,
+                       admissible=observation.strip() != UNKNOWN_ACTION, score=score)
 
-    @property
-    def end_reason(self) -> str:
-        return REASON_WON if self.won else REASON_LOST if self.lost else REASON_STEP_LIMIT
+    def commands_after(self, observation: str) -> tuple[str, ...]:
+        return () if self.done else self.engine.objects(observation)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 
-from strata.envs.actions import normalize_command
-from strata.envs.records import REASON_LOST, REASON_STEP_LIMIT, REASON_WON, EpisodeStart, StepResult
+from strata.envs.records import EpisodeStart
+from strata.envs.session import EpisodeSession, Outcome
 from strata.envs.webshop.catalog import load_catalog
 from strata.envs.webshop.nouns import noun_tagger
 from strata.envs.webshop.policies import gold_plan
@@ -60,46 +60,22 @@ class WebShopEngine:
         return self.shopper.step(command)
 
 
-class WebShopSession:
-    """An episode on a `WebShopEngine`: start, then step until ``Buy Now`` or the step cap.
-
-    Every `step` call counts, valid or not. With ``normalize_actions`` an action loses what only the formatting
-    adds (`strata.envs.actions.normalize_command`: case, quotes, a bullet, final punctuation); WebShop lower-cases
-    the rest itself. ``admissible`` is whether the site accepted the action.
-    """
+class WebShopSession(EpisodeSession):
+    """An episode on a `WebShopEngine` (`strata.envs.session`'s rules): ``Buy Now`` ends it, won when WebShop's
+    reward is 1, else lost. WebShop lower-cases what normalisation leaves; ``admissible`` is whether the site
+    accepted the action."""
 
     def __init__(self, engine: WebShopEngine, max_steps: int = DEFAULT_MAX_STEPS, normalize_actions: bool = True):
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        self.engine = engine
-        self.max_steps = max_steps
-        self.normalize_actions = normalize_actions
-        self.num_steps, self.won, self.bought, self.done = 0, False, False, True
+        super().__init__(engine, max_steps, normalize_actions)
 
-    def start(self, game_file: str, with_walkthrough: bool = False) -> EpisodeStart:
-        start = self.engine.start(game_file, with_walkthrough)
-        self.num_steps, self.won, self.bought, self.done = 0, False, False, False
-        return start
+    def begin(self, game_file: str, with_walkthrough: bool) -> EpisodeStart:
+        return self.engine.start(game_file, with_walkthrough)
 
-    def step(self, action: str) -> StepResult:
-        if self.done:
-            raise RuntimeError(f"step({action!r}) on a finished episode of {self.engine.game_file}")
-        command = (normalize_command(action) or action) if self.normalize_actions else action
+    def apply(self, command: str) -> Outcome:
         shown = self.engine.step(command)
-        self.num_steps += 1
-        self.bought = shown.done
-        self.won = shown.done and shown.reward == 1.0
-        self.done = shown.done or self.num_steps >= self.max_steps
-        return StepResult(
-            observation=shown.observation,
-            won=self.won,
-            done=self.done,
-            admissible_commands=() if self.done else tuple(self.engine.shopper.available_actions()),
-            command=command,
-            admissible=shown.valid,
-            score=shown.reward,
-        )
+        won = shown.done and shown.reward == 1.0
+        return Outcome(shown.observation, won=won, lost=shown.done and not won, admissible=shown.valid,
+                       score=shown.reward)
 
-    @property
-    def end_reason(self) -> str:
-        return REASON_WON if self.won else REASON_LOST if self.bought else REASON_STEP_LIMIT
+    def commands_after(self, observation: str) -> tuple[str, ...]:
+        return () if self.done else tuple(self.engine.shopper.available_actions())
