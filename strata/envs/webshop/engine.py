@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 
+from strata.envs.actions import match_command
 from strata.envs.records import EpisodeStart
 from strata.envs.session import EpisodeSession, Outcome
 from strata.envs.webshop.catalog import load_catalog
@@ -62,14 +63,22 @@ class WebShopEngine:
 
 class WebShopSession(EpisodeSession):
     """An episode on a `WebShopEngine` (`strata.envs.session`'s rules): ``Buy Now`` ends it, won when WebShop's
-    reward is 1, else lost. WebShop lower-cases what normalisation leaves; ``admissible`` is whether the site
-    accepted the action."""
+    reward is 1, else lost. ``admissible`` is whether the site accepted the action.
+
+    With ``normalize_actions`` an action that means a listed one is sent as listed (`strata.envs.actions.
+    match_command`): WebShop writes an option "Navy / White" as ``navy  |  white``, two spaces each side, so
+    collapsing the spaces would make the listed ``click[navy  |  white]`` one the site refuses. Anything else (a
+    search with the model's own query) loses only its formatting; WebShop lower-cases the rest itself."""
 
     def __init__(self, engine: WebShopEngine, max_steps: int = DEFAULT_MAX_STEPS, normalize_actions: bool = True):
         super().__init__(engine, max_steps, normalize_actions)
 
     def begin(self, game_file: str, with_walkthrough: bool) -> EpisodeStart:
         return self.engine.start(game_file, with_walkthrough)
+
+    def command_for(self, action: str) -> str:
+        listed = match_command(action, self.admissible_commands) if self.normalize_actions else action
+        return listed if listed in self.admissible_commands else super().command_for(action)
 
     def apply(self, command: str) -> Outcome:
         shown = self.engine.step(command)
