@@ -60,6 +60,7 @@ EXTRA_OVERRIDES = {"control": ["+strata_test.permute_rewards=true"],
                    "gigpo_state": ["strata.gigpo.anchor=last_admitted"]}
 SITUATION_VERBS = ("take", "go", "open", "put")
 TIMINGS = ("gen", "old_log_prob", "ref", "update_actor", "step", "testing")
+SAMPLING_BLOCK = 8  # training steps a row of the sampling table averages
 # Targets of issue #35, in points: on train_fixed StraTA beats the control by this much, on held_out it gains this.
 TRAIN_TARGET, HELD_OUT_TARGET = 0.15, 0.05
 
@@ -311,6 +312,37 @@ def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def sampling_rows(out: Path, runs_dir: Path, names: list[str], block: int) -> list[list[str]]:
+    """The training side, every ``block`` steps: the training batch as sampled (T = 1.0: success, admissible-action
+    rate, share of trajectory groups with no reward variance, from the run's metrics) beside the fixed training
+    games at the block's last validation (validation sampling, T = 0.7: success and admissible rate, per-game
+    means). How the two samplings differ on the same kind of games is what the choice of training temperature reads
+    (issue #35 §2: training-side signals only)."""
+    table = []
+    for name in names:
+        metrics = out / name / "metrics.jsonl"
+        outcomes = runs_dir / name / "outcomes.jsonl"
+        if not metrics.is_file():
+            continue
+        steps = {row["step"]: row["data"] for row in map(json.loads, metrics.read_text(encoding="utf-8").splitlines())
+                 if "strata/success_rate" in row["data"]}
+        fixed = [row for row in read_outcomes(outcomes) if row["split"] == "train_fixed"] if outcomes.is_file() else []
+        for first in range(1, max(steps, default=0) + 1, block):
+            rows = [steps[step] for step in range(first, first + block) if step in steps]
+            if not rows:
+                continue
+            last = first + len(rows) - 1
+            cells = [f"{100 * sum(row[key] for row in rows) / len(rows):.1f}" for key in
+                     ("strata/success_rate", "strata/admissible_action_rate", "strata/zero_var_trajectory_groups")]
+            checked = max((row["step"] for row in fixed if first <= row["step"] <= last), default=None)
+            validated = [row for row in fixed if row["step"] == checked]
+            cells += ([f"{100 * sum(r['won'] for r in validated) / len(validated):.1f} (step {checked})",
+                       f"{100 * sum(r['admissible_rate'] for r in validated) / len(validated):.1f}"]
+                      if validated else ["-", "-"])
+            table.append([name, f"{first}-{last}", *cells])
+    return table
+
+
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
     """PSS of a run's process tree: the largest sample of its first training step and of its last one before the
     final validation, and the largest overall. verl logs a step only after its validation, so the two highest
@@ -320,15 +352,18 @@ def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
         path = runs_dir / name / "memory.jsonl"
         samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
         by_step: dict[int, float] = {}
+        ray_by_step: dict[int, float] = {}  # Ray's own processes (GCS, raylet): the first sample of a step
         for sample in samples:
             if sample["step"] >= 1:
                 by_step[sample["step"]] = max(by_step.get(sample["step"], 0.0), sample["pss_mib"])
+                ray_by_step.setdefault(sample["step"], sample["pss_by_kind"].get("ray-system", 0.0))
         compared = sorted(by_step)[:-2]
         if len(compared) < 2:
             continue
         first, last = compared[0], compared[-1]
         table.append([name, f"{by_step[first]:.0f} (step {first})", f"{by_step[last]:.0f} (step {last})",
-                      f"{by_step[last] - by_step[first]:+.0f}", f"{max(s['pss_mib'] for s in samples):.0f}"])
+                      f"{by_step[last] - by_step[first]:+.0f}", f"{ray_by_step[last] - ray_by_step[first]:+.0f}",
+                      f"{max(s['pss_mib'] for s in samples):.0f}"])
     return table
 
 
@@ -375,10 +410,15 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
+        "## Training sampling (T = 1.0) beside the fixed training games at validation sampling (T = 0.7)", "",
+        markdown_table(["run", "steps", "training success %", "training admissible %", "flat groups %",
+                        "train_fixed success % (last validation)", "train_fixed admissible %"],
+                       sampling_rows(out, runs_dir, names, SAMPLING_BLOCK)), "",
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
         "## Memory (PSS of the run's process tree, MiB; largest sample of a step)", "",
-        markdown_table(["run", "first step", "last step", "growth", "largest"], memory_rows(runs_dir, names)), "",
+        markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet", "largest"],
+                       memory_rows(runs_dir, names)), "",
         "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
                                           for k, v in walls.items()), "",
     ])

@@ -31,12 +31,14 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
     (runs / name).mkdir(parents=True)
     (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (runs / name / "wall_time.json").write_text(json.dumps({"seconds": 3600.0, "steps": 10}))
-    memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0, "pss_by_kind": {}}
-              for i in range(11)]
+    memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0,
+               "pss_by_kind": {"ray-system": 100.0 + i / 2}} for i in range(11)]
     memory.append({"seconds": 240, "step": 10, "pss_mib": 600.0, "rss_mib": 700.0, "pss_by_kind": {}})  # teardown
     (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
     (out / name).mkdir(parents=True)
-    timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0}
+    timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0,
+              "strata/success_rate": 0.25, "strata/admissible_action_rate": 0.6,
+              "strata/zero_var_trajectory_groups": 0.5}
     (out / name / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": timing}) + "\n"
                                                       for s in range(1, 11)))
 
@@ -80,7 +82,10 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert "| 25.0 -> 50.0 | +25.0 [+25.0, +25.0] |" in report  # admissible rate, the same on every game
     assert "| strata | train_fixed | 5 | 15.6 |" in report  # the curve has the interim step
     assert "| strata-seed0 | 10 | 30.0 | - | - | 20.0 | 58.0 | - |" in report
-    assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | 9010 |" in report  # 9, 10: final validation
+    # Training sampling beside the fixed games' last validation in each block of 8 steps (5: 10/64, 10: 20/64).
+    assert "| strata-seed0 | 1-8 | 25.0 | 60.0 | 50.0 | 15.6 (step 5) | 50.0 |" in report
+    assert "| control-seed1 | 9-10 | 25.0 | 60.0 | 50.0 | 3.1 (step 10) | 50.0 |" in report
+    assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | 9010 |" in report  # 9, 10: final validation
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
