@@ -134,3 +134,23 @@ def test_every_cited_spec_section_is_a_heading_of_the_algorithm_page() -> None:
     assert cited, "no spec citation found: the pattern is wrong"
     missing = {section: sorted(paths) for section, paths in cited.items() if section not in sections}
     assert not missing
+
+
+def test_the_horizons_the_algorithm_page_states_are_the_configs() -> None:
+    """docs/algorithm.md §3 names each environment's episode cap; the environment configs set them."""
+    import yaml
+
+    text = " ".join((REPO / "docs" / "algorithm.md").read_text(encoding="utf-8").split())
+    caps = {name: yaml.safe_load((REPO / "configs" / "environment" / f"{name}.yaml").read_text())["env"]["max_steps"]
+            for name in ("sciworld", "webshop")}
+    assert f"{caps['sciworld']} on ALFWorld and ScienceWorld" in text and f"{caps['webshop']} on WebShop" in text
+
+
+def test_the_sciworld_results_count_the_long_gold_paths_they_list() -> None:
+    """The sentence on gold paths longer than H = 50 states the count of its own per-task-type list."""
+    text = " ".join((REPO / "benchmarks" / "RESULTS_sciworld.md").read_text(encoding="utf-8").split())
+    listing = text.split("Longest gold path per task type", 1)[1].split("Reading the numbers", 1)[0]
+    lengths = dict(re.findall(r"([a-z][a-z0-9-]+) (\d+)[,.]", listing.split("):", 1)[1]))
+    assert len(lengths) == 30
+    longer = sum(int(steps) > 50 for steps in lengths.values())
+    assert f"{longer} of the 30 task types have variations whose gold path is longer" in text
