@@ -13,6 +13,7 @@ Unlike AlfredTWEnv the result is sorted, so a task's index is stable across mach
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -101,6 +102,16 @@ def task_description_of_game(game_file: str | Path) -> str:
     if match is None:
         raise GameFileError(f"{game_file}: its grammar has no 'Your task is to: ...' rule; regenerate this game")
     return match.group(1).strip().removesuffix(".").strip()
+
+
+def task_row(task: Task) -> tuple[str, dict[str, Any]]:
+    """The task list's description of an ALFWorld task: its goal sentence (`strata.envs.registry`)."""
+    return task_description_of_game(task.game_file), {}
+
+
+def game_fingerprint(task: Task, memo: dict) -> str:
+    """What an ALFWorld game is: its file's SHA-256, wherever it lies (`strata.envs.registry`)."""
+    return hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
 
 
 def scan_split(data_path: str | Path, split: str, task_types: Iterable[str] | None = None) -> SplitScan:

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from strata.envs.errors import UnknownNameError
 from strata.envs.records import EpisodeOutcome
-from strata.envs.tasks import ENVIRONMENT_SUBTASKS, SUBTASKS
+from strata.envs.registry import environment_subtasks
+from strata.envs.tasks import SUBTASKS
 
 AVERAGE = "average"
 
@@ -95,7 +96,7 @@ def success_table(records: Iterable[EpisodeRecord]) -> SuccessTable:
     records = list(records)
     names = {r.subtask for r in records}
     # One environment's subtasks, in its order: ALFWorld's six, ScienceWorld's 30 task types, or WebShop's one.
-    subtasks = next((s for s in ENVIRONMENT_SUBTASKS.values() if names and names <= set(s)), SUBTASKS)
+    subtasks = next((s for s in environment_subtasks().values() if names and names <= set(s)), SUBTASKS)
     unknown = sorted(names - set(subtasks))
     if unknown:
         raise UnknownNameError(f"records with unknown subtasks {unknown}; known: {', '.join(subtasks)}")

@@ -49,6 +49,10 @@ class RandomPolicy:
 
     rng: random.Random
 
+    @classmethod
+    def for_episode(cls, rng: random.Random, instruction: str) -> RandomPolicy:
+        return cls(rng)  # the instruction plays no part in a choice among the listed commands
+
     def act(self, admissible_commands: tuple[str, ...]) -> str:
         return self.rng.choice(sorted(admissible_commands)) if admissible_commands else "look"
 
@@ -58,6 +62,10 @@ class SciWorldRandomPolicy:
     """A random ScienceWorld action (`strata.envs.sciworld.view.random_action`), from its own seeded stream."""
 
     rng: random.Random
+
+    @classmethod
+    def for_episode(cls, rng: random.Random, instruction: str) -> SciWorldRandomPolicy:
+        return cls(rng)  # random templates over the objects in view, whatever the task
 
     def act(self, admissible_commands: tuple[str, ...]) -> str:
         from strata.envs.sciworld.view import random_action
@@ -89,8 +97,7 @@ def make_policy(
             raise ValueError("the walkthrough policy needs the episode's walkthrough (start it with_walkthrough)")
         return WalkthroughPolicy(walkthrough)
     if name == "random":
-        rng = random.Random(seed)
-        if environment == "sciworld":
-            return SciWorldRandomPolicy(rng)
-        return WebShopRandomPolicy(rng, instruction) if environment == "webshop" else RandomPolicy(rng)
+        from strata.envs.registry import environment as registered
+
+        return registered(environment).new_random_policy(random.Random(seed), instruction)
     raise UnknownNameError(f"unknown policy {name!r}; known policies: {', '.join(POLICY_NAMES)}")

@@ -61,8 +61,9 @@ from strata.envs.records import (
     EpisodeStart,
     StepResult,
 )
+from strata.envs.registry import environment
 from strata.envs.tasks import Task
-from strata.envs.worker import engine_kind, worker_main
+from strata.envs.worker import worker_main
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class _Worker:
         self.status = ctx.Array("d", 2, lock=False)
         self.process = ctx.Process(
             target=worker_main,
-            args=(request_reader, reply_writer, self.status, pool.max_steps, pool.normalize_actions, pool.engine),
+            args=(request_reader, reply_writer, self.status, pool.max_steps, pool.normalize_actions, pool.environment),
             name=f"strata-env-worker-{slot}",
             daemon=True,
         )
@@ -330,8 +331,8 @@ class EnvPool:
         normalize_actions: map each action to the admissible command it means before the engine sees it
             (``Go to cabinet 1.`` -> ``go to cabinet 1``; see `strata.envs.actions`); False sends it as is.
         mp_context: multiprocessing start method, "spawn" (default) or "forkserver".
-        engine: the environment the workers run: "alfworld" (default) or "sciworld" (ScienceWorld, one JVM
-            per worker; a game is a `strata.envs.sciworld.tasks` game id).
+        engine: the environment the workers run, by its registered name (`strata.envs.registry`): "alfworld"
+            (default), "sciworld" (one JVM per worker), "webshop", or one registered at run time.
     """
 
     def __init__(
@@ -356,7 +357,7 @@ class EnvPool:
         self.start_timeout_s = start_timeout_s
         self.max_steps = max_steps
         self.normalize_actions = normalize_actions
-        engine_kind(engine)  # an unknown name fails here, not in every worker
+        self.environment = environment(engine)  # an unknown name fails here, not in every worker
         self.engine = engine
         self.workers_replaced = 0
         self._ctx = multiprocessing.get_context(mp_context)

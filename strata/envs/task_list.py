@@ -12,12 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from strata.envs.discovery import task_description_of_game
 from strata.envs.errors import EnvError, TaskListError
-from strata.envs.sciworld.tasks import parse_game_id
+from strata.envs.registry import environment
 from strata.envs.tasks import Task
-from strata.envs.webshop.catalog import catalog_digest
-from strata.envs.webshop.tasks import parse_game_id as parse_webshop_game_id
 
 AGENT_NAME = "strata_agent"
 COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
@@ -26,9 +23,9 @@ COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
 def task_row(task: Task) -> dict[str, Any]:
     """One parquet row for ``task`` (reads the task description from its game file).
 
-    A ScienceWorld game has no file: its row says task type and variation (also in ``extra_info``), since
-    its goal sentence exists only once the simulator has loaded the variation. A WebShop row says which goal
-    (its instruction needs the catalogue loaded).
+    The description is the environment's (`strata.envs.registry`): ALFWorld's goal sentence; ScienceWorld's task
+    type and variation (its goal sentence exists only once the simulator has loaded the variation); the WebShop
+    goal's name (its instruction needs the catalogue loaded).
     """
     extra_info = {
         "game_file": task.game_file,
@@ -37,14 +34,8 @@ def task_row(task: Task) -> dict[str, Any]:
         "split": task.split,
         "index": task.index,
     }
-    if task.is_sciworld:
-        variation = parse_game_id(task.game_file)[1]
-        description = f"ScienceWorld task {task.task_type}, variation {variation}"
-        extra_info["variation"] = variation
-    elif task.environment == "webshop":
-        description = f"WebShop goal {task.name}"
-    else:
-        description = task_description_of_game(task.game_file)
+    description, extra = environment(task.environment).part("task_row")(task)
+    extra_info |= extra
     return {
         "data_source": task.environment,
         "prompt": [{"role": "user", "content": description}],
@@ -105,17 +96,9 @@ def task_list_digest(tasks: Sequence[Task]) -> str:
     task and variation id, a WebShop goal's kind and index with its catalogue's `catalog_digest`), not where it
     lies: the same evaluation set gives the same digest on every machine, and another membership or order gives
     another. Evaluations that differ in it are not comparable."""
-    catalogues: dict[tuple[str, str], str] = {}  # (folder, goals) -> digest: each catalogue is read once
+    memo: dict = {}  # what one environment's fingerprints reuse between tasks (a WebShop catalogue's digest)
     digest = hashlib.sha256()
     for task in tasks:
-        if task.has_game_file:
-            game = hashlib.sha256(Path(task.game_file).read_bytes()).hexdigest()
-        elif task.environment == "webshop":
-            folder, goals, _ = parse_webshop_game_id(task.game_file)
-            if (folder, goals) not in catalogues:
-                catalogues[folder, goals] = catalog_digest(folder, goals)
-            game = f"{task.name}\t{catalogues[folder, goals]}"
-        else:
-            game = task.game_file
+        game = environment(task.environment).part("game_fingerprint")(task, memo)
         digest.update(f"{task.task_type}\t{game}\n".encode())
     return digest.hexdigest()

@@ -3,9 +3,11 @@
 ALFWorld names its six task types after ALFRED's goal library; the StraTA paper (and every ALFWorld table)
 reports them under short subtask names. The mapping lives here once; every other module asks it.
 
-A `Task` is a ScienceWorld game too (`strata.envs.sciworld.tasks`): its task type is one of ScienceWorld's
-30, which is also its subtask, and its ``game_file`` is a game id (``sciworld:<task type>:<variation>``); or a
-WebShop goal (`strata.envs.webshop.tasks`): task type ``webshop``, game id ``webshop:<goals>:<index>:<folder>``.
+A `Task` is a game of any registered environment (`strata.envs.registry`): a ScienceWorld game
+(`strata.envs.sciworld.tasks`: its task type is one of ScienceWorld's 30, which is also its subtask, and its
+``game_file`` is a game id), a WebShop goal (`strata.envs.webshop.tasks`), or one of an environment registered at
+run time. ALFWorld's task rules (what the registry asks of a task: `check_task`, `task_name`, `task_subtask`) are
+at the end of this module.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from strata.envs.errors import UnknownNameError
-from strata.envs.sciworld import tasks as sciworld_tasks
-from strata.envs.webshop import tasks as webshop_tasks
+from strata.envs.registry import environment_of_task_type
 
 # ALFWorld task type -> StraTA subtask, in the order ALFWorld numbers them (alfred_tw_env.TASK_TYPES 1..6).
 TASK_TYPE_TO_SUBTASK: dict[str, str] = {
@@ -34,12 +36,7 @@ SUBTASKS: tuple[str, ...] = tuple(SUBTASK_TO_TASK_TYPE)
 # The splits of ALFWorld's `json_2.1.1/` folder: training games, and the in- / out-of-distribution
 # evaluation sets (140 and 134 games in the released data).
 SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
-# Every split a command may name: ALFWorld's, then ScienceWorld's and WebShop's (train, valid, test), once each.
-ALL_SPLITS: tuple[str, ...] = tuple(dict.fromkeys(SPLITS + sciworld_tasks.SPLITS + webshop_tasks.SPLITS))
-# Each environment's subtasks, in the order its tables list them.
-ENVIRONMENT_SUBTASKS: dict[str, tuple[str, ...]] = {
-    "alfworld": SUBTASKS, "sciworld": sciworld_tasks.TASK_TYPES, "webshop": webshop_tasks.TASK_TYPES,
-}
+HAS_GAME_FILE = True  # a task's game_file is the game's file on disk
 
 
 def subtask_of(task_type: str) -> str:
@@ -81,12 +78,17 @@ def check_split(split: str) -> str:
 
 @dataclass(frozen=True)
 class Task:
-    """One ALFWorld or ScienceWorld game to play: everything the trainer and the pool need to start an episode.
+    """One game to play, of any registered environment: everything the trainer and the pool need to start an
+    episode. The task type says which environment (`strata.envs.registry`), and that environment's task rules say
+    what a valid task, its name and its subtask are.
 
     Args:
-        game_file: absolute path of the game's ``game.tw-pddl``; for ScienceWorld and WebShop its game id.
-        task_type: ALFWorld task type (one of `TASK_TYPES`), ScienceWorld task type, or ``webshop``.
-        split: the split the game was read from (one of `SPLITS`; ScienceWorld and WebShop: train, valid, test).
+        game_file: absolute path of the game's file (ALFWorld: ``game.tw-pddl``), or a game id where the
+            environment has no file (ScienceWorld: ``sciworld:<task type>:<variation>``, WebShop:
+            ``webshop:<goals>:<index>:<folder>``).
+        task_type: the environment's task type (ALFWorld: one of `TASK_TYPES`; ScienceWorld's; ``webshop``).
+        split: the split the game was read from (ALFWorld: one of `SPLITS`; ScienceWorld and WebShop: train,
+            valid, test).
         index: position of the task in its split's sorted list, stable across runs.
     """
 
@@ -96,49 +98,48 @@ class Task:
     index: int = 0
 
     def __post_init__(self) -> None:
-        if self.environment == "webshop":
-            webshop_tasks.check_split(self.split)
-            webshop_tasks.parse_game_id(self.game_file)
-            return
-        if self.is_sciworld:
-            sciworld_tasks.check_split(self.split)
-            if sciworld_tasks.parse_game_id(self.game_file)[0] != self.task_type:
-                raise ValueError(f"Task.game_file {self.game_file!r} is not a game of task type {self.task_type!r}")
-            return
-        subtask_of(self.task_type)
-        check_split(self.split)
-        if not Path(self.game_file).is_absolute():
-            raise ValueError(f"Task.game_file must be an absolute path, got {self.game_file!r}")
+        self._rules.check_task(self)
+
+    @property
+    def _rules(self) -> Any:
+        return environment_of_task_type(self.task_type).part("task_rules")
 
     @property
     def environment(self) -> str:
-        """``alfworld``, ``sciworld`` or ``webshop``: the pool engine that plays this task."""
-        if self.task_type == webshop_tasks.TASK_TYPE:
-            return "webshop"
-        return "sciworld" if self.task_type in sciworld_tasks.TASK_TYPES else "alfworld"
-
-    @property
-    def is_sciworld(self) -> bool:
-        return self.environment == "sciworld"
+        """The registered name of the environment that plays this task (``alfworld``, ``sciworld``, ...)."""
+        return environment_of_task_type(self.task_type).name
 
     @property
     def has_game_file(self) -> bool:
         """Whether ``game_file`` is a file (ALFWorld) rather than a game id."""
-        return self.environment == "alfworld"
+        return self._rules.HAS_GAME_FILE
 
     @property
     def subtask(self) -> str:
         """Short StraTA subtask name: pick, look, clean, heat, cool or pick2; ScienceWorld, WebShop: the task type."""
-        return TASK_TYPE_TO_SUBTASK[self.task_type] if self.has_game_file else self.task_type
+        return self._rules.task_subtask(self)
 
     @property
     def name(self) -> str:
         """``<task folder>/<trial folder>``, the way ALFWorld identifies a game; ``<task type>/<variation>``;
         ``<goals>/<goal index>``."""
-        if self.environment == "webshop":
-            _, goals, index = webshop_tasks.parse_game_id(self.game_file)
-            return f"{goals}/{index}"
-        if self.is_sciworld:
-            return "/".join(map(str, sciworld_tasks.parse_game_id(self.game_file)))
-        trial = Path(self.game_file).parent
-        return f"{trial.parent.name}/{trial.name}"
+        return self._rules.task_name(self)
+
+
+# --- What a `Task` of ALFWorld asks (`strata.envs.registry`) ---
+
+
+def check_task(task: Task) -> None:
+    subtask_of(task.task_type)
+    check_split(task.split)
+    if not Path(task.game_file).is_absolute():
+        raise ValueError(f"Task.game_file must be an absolute path, got {task.game_file!r}")
+
+
+def task_name(task: Task) -> str:
+    trial = Path(task.game_file).parent
+    return f"{trial.parent.name}/{trial.name}"
+
+
+def task_subtask(task: Task) -> str:
+    return TASK_TYPE_TO_SUBTASK[task.task_type]

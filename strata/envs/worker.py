@@ -1,13 +1,14 @@
 """The body of an `EnvPool` worker process: many live episodes, served one request at a time.
 
-A worker keeps one `GameSession` per live episode and a stock of idle `AlfworldEngine`s. A new episode
+A worker keeps one session per live episode and a stock of idle engines of its environment (`strata.envs.registry`:
+ALFWorld's `AlfworldEngine` and `GameSession`, ScienceWorld's, WebShop's, ...). A new episode
 takes an idle engine that already holds its game (then only a reset is needed: same game file, same
 initial state) or else any idle engine (a load), and builds a new engine only when none is idle, so the
 number of engines (and fast-downward library copies) stays at the worker's peak number of live episodes.
 An engine exception ends only its episode: the error goes back in the reply, the engine is marked as
 holding no game and returns to the stock. Game files are assumed not to change while a pool runs.
-A ScienceWorld worker runs `strata.envs.sciworld.engine`'s engine and session the same way (one JVM per
-worker); an `EngineLostError` (its JVM died) is not caught: the worker exits and the pool replaces it.
+A ScienceWorld worker holds one JVM; an `EngineLostError` (its JVM died) is not caught: the worker exits and the
+pool replaces it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from strata.envs.engine import AlfworldEngine, GameSession
 from strata.envs.errors import EngineLostError
 from strata.envs.protocol import (
     STATUS_SEQ,
@@ -30,6 +30,7 @@ from strata.envs.protocol import (
     StepRequest,
 )
 from strata.envs.records import REASON_ENGINE_ERROR
+from strata.envs.registry import Environment
 
 logger = logging.getLogger(__name__)
 
@@ -40,31 +41,15 @@ def _error_text(exc: BaseException, game_file: str) -> str:
     return f"{REASON_ENGINE_ERROR}: {game_file}: {type(exc).__name__}: {message}"
 
 
-def engine_kind(name: str) -> tuple[Any, Any]:
-    """(engine class, session class) of environment ``name`` ("alfworld", "sciworld" or "webshop"), imported here
-    so a worker imports only its own engine. Every pair has the interface `WorkerState` uses."""
-    if name == "sciworld":
-        from strata.envs.sciworld.engine import SciWorldEngine, SciWorldSession
-
-        return SciWorldEngine, SciWorldSession
-    if name == "webshop":
-        from strata.envs.webshop.engine import WebShopEngine, WebShopSession
-
-        return WebShopEngine, WebShopSession
-    if name == "alfworld":
-        return AlfworldEngine, GameSession
-    raise ValueError(f"unknown engine {name!r}; valid: alfworld, sciworld, webshop")
-
-
 class WorkerState:
     """Live episodes and idle engines of one worker process."""
 
-    def __init__(self, max_steps: int, normalize_actions: bool, engine: str = "alfworld") -> None:
+    def __init__(self, max_steps: int, normalize_actions: bool, environment: Environment) -> None:
         self.max_steps = max_steps
         self.normalize_actions = normalize_actions
-        self.new_engine, self.new_session = engine_kind(engine)
+        self.new_engine, self.new_session = environment.part("engine"), environment.part("session")
         self.sessions: dict[int, Any] = {}
-        self.idle: list[Any] = []  # engines of ``engine``'s kind
+        self.idle: list[Any] = []  # engines of the environment's kind
 
     def _take_engine(self, game_file: str) -> Any:
         for i, engine in enumerate(self.idle):
@@ -109,16 +94,16 @@ class WorkerState:
 
 def worker_main(
     requests: Connection, replies: Connection, status: Any, max_steps: int, normalize_actions: bool,
-    engine: str = "alfworld",
+    environment: Environment,
 ) -> None:
     """Serve requests until the pipe closes (the pool closed or died).
 
     ``status`` is the pool's shared ``[sequence, start time]`` array of doubles (see `strata.envs.protocol`);
-    ``max_steps`` and ``normalize_actions`` configure every episode's session; ``engine`` names the environment
-    (`engine_kind`).
+    ``max_steps`` and ``normalize_actions`` configure every episode's session; ``environment`` says where its
+    engine and session classes live (imported here, so a worker imports only its own).
     """
     logging.basicConfig(level=logging.WARNING, format=f"[env worker {os.getpid()}] %(levelname)s %(message)s")
-    state = WorkerState(max_steps, normalize_actions, engine)
+    state = WorkerState(max_steps, normalize_actions, environment)
     state.idle.append(state.new_engine())  # imports the engine (~2 s; ScienceWorld: starts the JVM) before timing
     replies.send(Ready(pid=os.getpid()))
     while True:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from strata.envs.errors import TaskListError
+from strata.envs.registry import all_splits
 from strata.envs.task_list import read_task_list, task_list_digest
-from strata.envs.tasks import ALL_SPLITS
 from strata.report.dumps import DumpError
 from strata.report.eval_result import episodes_from_dumps, eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
@@ -23,7 +23,7 @@ EXAMPLE = ("strata eval-result --metrics outputs/eval/seed0/metrics.jsonl --seed
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", required=True, help="JSONL metrics (VERL_FILE_LOGGER_PATH) or console log")
     parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--split", default="valid_seen", choices=ALL_SPLITS,
+    parser.add_argument("--split", default="valid_seen", choices=all_splits(),
                         help="the evaluated split, recorded in the file (default valid_seen)")
     parser.add_argument("--checkpoint", default=None, help="the evaluated checkpoint, recorded in the file")
     parser.add_argument("--task-list", default=None,

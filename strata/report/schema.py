@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strata.envs.tasks import ENVIRONMENT_SUBTASKS
+from strata.envs.registry import environment_subtasks
 
 # Every subtask an evaluation may hold, in table order: ALFWorld's six, ScienceWorld's 30 task types, then
 # WebShop's one. The names do not overlap, so one evaluation's subtasks keep its environment's order.
-ALL_SUBTASKS: tuple[str, ...] = tuple(name for subtasks in ENVIRONMENT_SUBTASKS.values() for name in subtasks)
+ALL_SUBTASKS: tuple[str, ...] = tuple(name for subtasks in environment_subtasks().values() for name in subtasks)
 
 SCHEMA_VERSION = 1
 OVERALL = "all"

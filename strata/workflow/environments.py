@@ -15,7 +15,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-ENVIRONMENTS = ("alfworld", "sciworld", "webshop", "magic_word")
+IN_PROCESS = "magic_word"  # played in the agent-loop worker itself, not in a pool of game processes
+
+
+def environment_names() -> tuple[str, ...]:
+    """Every ``env.name`` the rollout plays: the pool's registered environments and the magic-word game."""
+    from strata.envs.registry import environment_names as registered
+
+    return (*registered(), IN_PROCESS)
 
 
 @functools.cache
@@ -23,15 +30,13 @@ def make_environment(
     name: str, num_workers: int, step_timeout_s: float, max_steps: int, normalize_actions: bool = True
 ) -> Any:
     """One environment per agent-loop worker process, shared by all its concurrent episodes."""
-    if name in ("alfworld", "sciworld", "webshop"):
-        from strata.envs.pool import EnvPool
-
-        return EnvPool(
-            num_workers=num_workers, step_timeout_s=step_timeout_s, max_steps=max_steps,
-            normalize_actions=normalize_actions, engine=name,
-        )
-    if name == "magic_word":
+    if name == IN_PROCESS:
         from strata.envs.magic_word import MagicWordEnv
 
         return MagicWordEnv(max_steps=max_steps, normalize_actions=normalize_actions)
-    raise ValueError(f"unknown env.name {name!r}; valid: {', '.join(ENVIRONMENTS)}")
+    if name not in environment_names():
+        raise ValueError(f"unknown env.name {name!r}; valid: {', '.join(environment_names())}")
+    from strata.envs.pool import EnvPool
+
+    return EnvPool(num_workers=num_workers, step_timeout_s=step_timeout_s, max_steps=max_steps,
+                   normalize_actions=normalize_actions, engine=name)

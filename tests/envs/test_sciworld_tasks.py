@@ -23,7 +23,7 @@ def test_game_id_round_trips_and_rejects_bad_ids():
 
 def test_task_names_its_type_variation_and_subtask():
     task = Task(game_id("find-animal", 3), "find-animal", "valid", 0)
-    assert (task.subtask, task.name, task.is_sciworld) == ("find-animal", "find-animal/3", True)
+    assert (task.subtask, task.name, task.environment) == ("find-animal", "find-animal/3", "sciworld")
     with pytest.raises(UnknownNameError):
         Task(game_id("boil", 1), "boil", "valid_seen", 0)  # an ALFWorld split
     with pytest.raises(ValueError):

@@ -12,12 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from strata.cli_types import positive_int
-from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.errors import EnvError
 from strata.envs.policies import POLICY_HELP, POLICY_NAMES
+from strata.envs.registry import all_splits, environment, environment_names
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
-from strata.envs.tasks import ALL_SPLITS, SPLITS, SUBTASKS
-from strata.envs.webshop.tasks import DEFAULT_MAX_STEPS as WEBSHOP_MAX_STEPS
+from strata.envs.tasks import SPLITS, SUBTASKS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
@@ -25,7 +24,7 @@ EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split v
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", choices=POLICY_NAMES, required=True,
                         help="; ".join(f"{name}: {what}" for name, what in POLICY_HELP.items()))
-    parser.add_argument("--env", choices=("alfworld", "sciworld", "webshop"), default="alfworld")
+    parser.add_argument("--env", choices=environment_names(), default="alfworld")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--data-path", help="folder holding json_2.1.1/ (ALFWorld data or generated games); "
                         "WebShop: its data/ folder or one `strata make-webshop` wrote")
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--bundled", action="store_true",
                         help="ALFWorld only: the small generated set shipped with strata")
     parser.add_argument(
-        "--split", choices=ALL_SPLITS, default=None,
+        "--split", choices=all_splits(), default=None,
         help=f"ALFWorld: {'/'.join(SPLITS)} (with --data-path or --bundled; default valid_seen); "
         f"ScienceWorld and WebShop: {'/'.join(SCIWORLD_SPLITS)} (default valid; WebShop: test)",
     )
@@ -46,7 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="write the table, metrics and every episode's outcome here (JSON)")
     parser.add_argument("--num-workers", type=positive_int, default=2)
     parser.add_argument("--max-steps", type=positive_int, default=None,
-                        help=f"episode horizon (default {DEFAULT_MAX_STEPS}; WebShop {WEBSHOP_MAX_STEPS})")
+                        help="episode horizon (default: the environment's, "
+                        + ", ".join(f"{name} {environment(name).part('max_steps')}" for name in environment_names())
+                        + ")")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random policy")
 
 
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     began = time.perf_counter()
-    max_steps = args.max_steps or (WEBSHOP_MAX_STEPS if args.env == "webshop" else DEFAULT_MAX_STEPS)
+    max_steps = args.max_steps or environment(args.env).part("max_steps")
     with EnvPool(num_workers=args.num_workers, max_steps=max_steps, engine=args.env) as pool:
         outcomes = asyncio.run(play_tasks(pool, tasks, args.policy, seed=args.seed,
                                           on_episode=progress_printer(len(tasks), began)))

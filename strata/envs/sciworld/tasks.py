@@ -12,7 +12,12 @@ training uses) and ``test`` (held out for the final evaluation).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from strata.envs.errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from strata.envs.tasks import Task
 
 GAME_ID_PREFIX = "sciworld:"
 
@@ -119,3 +124,34 @@ def parse_game_id(game: str) -> tuple[str, int]:
     if not is_game_id(game) or not sep or not variation.isdigit():
         raise ValueError(f"{game!r} is not a ScienceWorld game id ({GAME_ID_PREFIX}<task type>:<variation>)")
     return check_task_type(task_type), int(variation)
+
+
+# --- What a `strata.envs.tasks.Task` of ScienceWorld asks (`strata.envs.registry`) ---
+HAS_GAME_FILE = False  # a game id, not a file
+SUBTASKS = TASK_TYPES  # each task type is its own subtask
+
+
+def check_task(task: Task) -> None:
+    check_split(task.split)
+    if parse_game_id(task.game_file)[0] != task.task_type:
+        raise ValueError(f"Task.game_file {task.game_file!r} is not a game of task type {task.task_type!r}")
+
+
+def task_name(task: Task) -> str:
+    """``<task type>/<variation>``."""
+    return "/".join(map(str, parse_game_id(task.game_file)))
+
+
+def task_subtask(task: Task) -> str:
+    return task.task_type
+
+
+def task_row(task: Task) -> tuple[str, dict[str, Any]]:
+    """The task list's description: task type and variation (the goal sentence exists only once the simulator has
+    loaded the variation), and the variation in ``extra_info``."""
+    variation = parse_game_id(task.game_file)[1]
+    return f"ScienceWorld task {task.task_type}, variation {variation}", {"variation": variation}
+
+
+def game_fingerprint(task: Task, memo: dict) -> str:
+    return task.game_file  # task type and variation: the simulator's own

@@ -33,10 +33,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strata.envs.errors import CatalogError
-from strata.envs.webshop.tasks import check_split
+from strata.envs.webshop.tasks import check_split, parse_game_id, task_name
+
+if TYPE_CHECKING:
+    from strata.envs.tasks import Task
 
 # Names of the files WebShop's setup.sh downloads into its data/ folder (the small set, then the full one).
 PRODUCT_FILES = ("items_shuffle_1000.json", "items_shuffle.json")
@@ -262,3 +265,12 @@ def _read_json(path: Path) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise CatalogError(f"{path} is not readable WebShop data ({error}); download it again or regenerate the "
                            "catalogue with `strata make-webshop`") from None
+
+
+def game_fingerprint(task: Task, memo: dict) -> str:
+    """What a WebShop goal is (`strata.envs.registry`): its kind and index with its catalogue's `catalog_digest`
+    (each catalogue read once per ``memo``)."""
+    folder, goals, _ = parse_game_id(task.game_file)
+    if (folder, goals) not in memo:
+        memo[folder, goals] = catalog_digest(folder, goals)
+    return f"{task_name(task)}\t{memo[folder, goals]}"

@@ -10,8 +10,12 @@ paper and its peers report one WebShop score.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from strata.envs.errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from strata.envs.tasks import Task
 
 GAME_ID_PREFIX = "webshop:"
 TASK_TYPE = "webshop"
@@ -43,3 +47,29 @@ def parse_game_id(game: str) -> tuple[str, str, int]:
         raise ValueError(f"{game!r} is not a WebShop game id ({GAME_ID_PREFIX}<goals>:<index>:<folder>)")
     goals, index, folder = parts
     return folder, goals, int(index)
+
+
+# --- What a `strata.envs.tasks.Task` of WebShop asks (`strata.envs.registry`) ---
+HAS_GAME_FILE = False  # a game id, not a file
+SUBTASKS = TASK_TYPES  # each task type is its own subtask
+
+
+def check_task(task: Task) -> None:
+    check_split(task.split)
+    parse_game_id(task.game_file)
+
+
+def task_name(task: Task) -> str:
+    """``<goals>/<goal index>``."""
+    _, goals, index = parse_game_id(task.game_file)
+    return f"{goals}/{index}"
+
+
+def task_subtask(task: Task) -> str:
+    return task.task_type
+
+
+def task_row(task: Task) -> tuple[str, dict[str, Any]]:
+    """The task list's description names the goal (its instruction needs the catalogue loaded)."""
+    return f"WebShop goal {task_name(task)}", {}
+

@@ -51,12 +51,12 @@ def check_env_and_run(config: DictConfig) -> None:
     typo there must stop the run before that, not in every agent-loop worker."""
     from strata.core.rewards import REWARD_MODES
     from strata.workflow.dump import DumpSettings
-    from strata.workflow.environments import ENVIRONMENTS
+    from strata.workflow.environments import environment_names
 
     env = config.get("env") or {}
     name, reward = str(env.get("name", "alfworld")), str(env.get("reward", "success"))
-    if name not in ENVIRONMENTS:
-        raise ConfigError(f"env.name={name!r} is not an environment; valid: {', '.join(ENVIRONMENTS)}")
+    if name not in environment_names():
+        raise ConfigError(f"env.name={name!r} is not an environment; valid: {', '.join(environment_names())}")
     if reward not in REWARD_MODES:
         raise ConfigError(f"env.reward={reward!r} is not a reward mode; valid: {', '.join(REWARD_MODES)}")
     try:

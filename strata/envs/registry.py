@@ -1,0 +1,122 @@
+"""Environment name -> where its parts live: the one table the pool's workers, the scripted policies, `strata play`
+and the rollout read, so none of them branches on an environment's name.
+
+Each part is named ``"module:attribute"`` and imported on first use: a pool worker imports only its own engine
+(ScienceWorld's starts a JVM, ALFWorld's loads textworld), and the table itself imports nothing. An `Environment`
+is a frozen record of strings, so the pool hands it to its worker processes as it is; an environment registered
+at run time (`register`: a user's own, or a test's toy) plays in the pool like the built-in ones, as long as its
+modules import in a worker. docs/adding-an-environment.md says what each part must do.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from strata.envs.errors import UnknownNameError
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where one environment's parts live.
+
+    Args:
+        name: the ``env.name`` that selects it.
+        engine: a class whose instance holds one game at a time (``game_file``, ``unload()``); a pool worker
+            keeps it across episodes.
+        session: an `strata.envs.session.EpisodeSession` subclass, built as ``session(engine, max_steps,
+            normalize_actions)`` for each episode.
+        random_policy: ``random_policy(rng, instruction)`` -> a scripted policy playing at random (a floor).
+        max_steps: the episode cap (an int) `strata play` uses when none is given (the recipes set
+            ``env.max_steps``).
+        task_rules: a module with the environment's ``TASK_TYPES``, ``SUBTASKS`` (what its tables list), ``SPLITS``,
+            ``HAS_GAME_FILE`` (whether a task's
+            ``game_file`` is a file on disk, or a game id) and what a `strata.envs.tasks.Task` of it asks:
+            ``check_task(task)`` (raise on a bad one), ``task_name(task)``, ``task_subtask(task)``.
+        task_row: ``task_row(task)`` -> (the task list's description of the task, extra ``extra_info`` fields).
+        game_fingerprint: ``game_fingerprint(task, memo)`` -> what the game is, not where it lies (a task list's
+            digest hashes it); ``memo`` is a dict for what one digest may reuse between tasks.
+    """
+
+    name: str
+    engine: str
+    session: str
+    random_policy: str
+    max_steps: str
+    task_rules: str
+    task_row: str
+    game_fingerprint: str
+
+    def part(self, field: str) -> Any:
+        """The object one of the ``"module:attribute"`` fields names (the attribute may be dotted; a field without
+        one names the module), imported now."""
+        module, _, attribute = getattr(self, field).partition(":")
+        found = importlib.import_module(module)
+        return functools.reduce(getattr, attribute.split("."), found) if attribute else found
+
+    def new_random_policy(self, rng: random.Random, instruction: str) -> Any:
+        return self.part("random_policy")(rng, instruction)
+
+
+_ENVIRONMENTS: dict[str, Environment] = {}
+
+
+def register(environment: Environment) -> Environment:
+    """Add ``environment`` to the table (a name already taken is replaced: the last registration wins)."""
+    _ENVIRONMENTS[environment.name] = environment
+    _by_task_type.cache_clear()
+    return environment
+
+
+def environment(name: str) -> Environment:
+    """The environment registered as ``name``; `UnknownNameError` naming the known ones otherwise."""
+    try:
+        return _ENVIRONMENTS[name]
+    except KeyError:
+        raise UnknownNameError(f"unknown environment {name!r}; known: {', '.join(_ENVIRONMENTS)}") from None
+
+
+def environment_names() -> tuple[str, ...]:
+    return tuple(_ENVIRONMENTS)
+
+
+def all_splits() -> tuple[str, ...]:
+    """Every split a command may name: each environment's, in registration order, once each."""
+    return tuple(dict.fromkeys(split for entry in _ENVIRONMENTS.values() for split in entry.part("task_rules").SPLITS))
+
+
+def environment_subtasks() -> dict[str, tuple[str, ...]]:
+    """Each environment's subtasks, in the order its tables list them."""
+    return {name: entry.part("task_rules").SUBTASKS for name, entry in _ENVIRONMENTS.items()}
+
+
+@functools.cache
+def _by_task_type() -> dict[str, Environment]:
+    return {task_type: entry for entry in _ENVIRONMENTS.values() for task_type in entry.part("task_rules").TASK_TYPES}
+
+
+def environment_of_task_type(task_type: str) -> Environment:
+    """The environment whose task types include ``task_type``; ALFWorld's for a name no environment has, so that
+    its check says which task types exist."""
+    return _by_task_type().get(task_type) or _ENVIRONMENTS["alfworld"]
+
+
+register(Environment(
+    "alfworld", engine="strata.envs.engine:AlfworldEngine", session="strata.envs.engine:GameSession",
+    random_policy="strata.envs.policies:RandomPolicy.for_episode", max_steps="strata.envs.engine:DEFAULT_MAX_STEPS",
+    task_rules="strata.envs.tasks", task_row="strata.envs.discovery:task_row",
+    game_fingerprint="strata.envs.discovery:game_fingerprint"))
+register(Environment(
+    "sciworld", engine="strata.envs.sciworld.engine:SciWorldEngine",
+    session="strata.envs.sciworld.engine:SciWorldSession",
+    random_policy="strata.envs.policies:SciWorldRandomPolicy.for_episode",
+    max_steps="strata.envs.engine:DEFAULT_MAX_STEPS", task_rules="strata.envs.sciworld.tasks",
+    task_row="strata.envs.sciworld.tasks:task_row", game_fingerprint="strata.envs.sciworld.tasks:game_fingerprint"))
+register(Environment(
+    "webshop", engine="strata.envs.webshop.engine:WebShopEngine", session="strata.envs.webshop.engine:WebShopSession",
+    random_policy="strata.envs.policies:WebShopRandomPolicy", max_steps="strata.envs.webshop.tasks:DEFAULT_MAX_STEPS",
+    task_rules="strata.envs.webshop.tasks", task_row="strata.envs.webshop.tasks:task_row",
+    game_fingerprint="strata.envs.webshop.catalog:game_fingerprint"))

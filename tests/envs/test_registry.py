@@ -1,0 +1,61 @@
+"""An environment registered at run time plays like the built-in ones: tasks, task lists, the pool's worker
+processes, scripted policies and the success table, with no change anywhere else (issue #38). The toy lives in its
+own module on the path, as a user's environment would (the pool's spawned workers import it by name)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from strata.envs import registry
+from strata.envs.errors import UnknownNameError
+from strata.envs.metrics import success_table
+from strata.envs.play import play_tasks
+from strata.envs.pool import EnvPool
+from strata.envs.task_list import read_task_list, task_list_digest, write_task_list
+from strata.envs.tasks import Task
+
+TOY = Path(__file__).with_name("toy_environment.py")
+COUNTING = registry.Environment(
+    "counting", engine="counting_game:CountingEngine", session="counting_game:CountingSession",
+    random_policy="strata.envs.policies:RandomPolicy.for_episode", max_steps="counting_game:MAX_STEPS",
+    task_rules="counting_game", task_row="counting_game:task_row", game_fingerprint="counting_game:game_fingerprint")
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The counting game as module ``counting_game`` on the path, registered as ``counting``."""
+    shutil.copy(TOY, tmp_path / "counting_game.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.register(COUNTING)
+    yield importlib.import_module("counting_game")
+    registry._ENVIRONMENTS.pop("counting")
+    registry._by_task_type.cache_clear()
+
+
+def test_a_registered_environment_plays_through_the_pool(toy: ModuleType, tmp_path: Path) -> None:
+    tasks = [Task(toy.game_id(target), "count-up", "test", index) for index, target in enumerate((2, 3, 4))]
+    assert [(t.environment, t.name, t.subtask, t.has_game_file) for t in tasks[:1]] == [
+        ("counting", "to-2", "count-up", False)]
+    path = write_task_list(tasks, tmp_path / "test.parquet")
+    assert read_task_list(path) == tasks and task_list_digest(tasks) != task_list_digest(tasks[:2])
+    with EnvPool(num_workers=1, max_steps=6, engine="counting") as pool:
+        plans = asyncio.run(play_tasks(pool, tasks, "walkthrough"))
+        random = asyncio.run(play_tasks(pool, tasks, "random", seed=1))
+    assert [o.won for o in plans] == [True] * 3 and [o.num_steps for o in plans] == [2, 3, 4]
+    assert success_table(plans).overall.success_rate == 1.0
+    assert all(o.num_steps <= 6 for o in random)  # the cap holds; a random walk wins some
+
+
+def test_an_unknown_environment_is_named_with_the_known_ones() -> None:
+    with pytest.raises(UnknownNameError, match="unknown environment 'nope'; known: alfworld, sciworld, webshop"):
+        registry.environment("nope")
+    assert registry.environment_of_task_type("count-up").name == "alfworld"  # unregistered: ALFWorld's check speaks
+    with pytest.raises(UnknownNameError, match="unknown ALFWorld task type 'count-up'"):
+        Task("count:2", "count-up", "test")
