@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from strata.report.cli_eval import publish
 from strata.report.compare import compare_reports
 from strata.report.eval_table import read_evaluation_inputs
 from strata.report.schema import EvalSchemaError
@@ -33,15 +34,4 @@ def run(args: argparse.Namespace) -> int:
     except EvalSchemaError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    markdown, data = out.with_name(out.name + ".md"), out.with_name(out.name + ".json")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        markdown.write_text(comparison.to_markdown() + "\n")
-        data.write_text(comparison.to_json() + "\n")
-    except OSError as error:
-        print(f"error: cannot write {markdown} ({error.strerror}: {error.filename})", file=sys.stderr)
-        return 2
-    print(comparison.to_markdown())
-    print(f"\nwritten: {markdown} {data}")
-    return 0
+    return publish(comparison, Path(args.out))

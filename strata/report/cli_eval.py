@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from strata.report.eval_table import read_evaluation_inputs
 from strata.report.schema import EvalSchemaError
@@ -23,7 +24,12 @@ def run(args: argparse.Namespace) -> int:
     except EvalSchemaError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    return publish(report, Path(args.out))
+
+
+def publish(report: Any, out: Path) -> int:
+    """Write ``report`` (``to_markdown()``, ``to_json()``) as ``OUT.md`` and ``OUT.json``, print it, and return the
+    exit status: 2 with one ``error:`` line when a file cannot be written."""
     markdown, data = out.with_name(out.name + ".md"), out.with_name(out.name + ".json")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
