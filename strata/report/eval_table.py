@@ -139,7 +139,14 @@ class EvalReport:
             meaning = ("WebShop's purchase reward x 100, as the paper and verl-agent report it" if webshop else
                        "the environment's progress score; a win scores 100, a lost game 0")
             table = (f"Mean score (0-100, {meaning}) on `{self.split}` of {what}{step}, {len(self.seeds)} seed(s).\n\n"
-                     + markdown_table(header, scores) + ("" if webshop else self._agentgym_scores()) + "\n\n" + table)
+                     + markdown_table(header, scores) + "\n\n" + table)
+            agentgym = None if webshop else self.agentgym_score()
+            if agentgym is not None:
+                seeds = ", ".join(map(str, self.seeds))
+                table = (f"**ScienceWorld score comparable to the paper's 63.5** (AgentGym's mean score, a lost game "
+                         f"counts -100): {SCORE.mean_std(agentgym)} (seed(s) {seeds}: "
+                         f"{', '.join(map(SCORE, agentgym.per_seed))}). The project's mean score, a lost game counting "
+                         f"0: {SCORE.mean_std(self.score[-1])}.\n\n" + table)
         if self.pass_at_k:
             k = len(self.seeds)
             table += (f"\n\nThe {k} seeds as {k} samples per task: avg@{k} (mean success over the samples) and "
@@ -153,15 +160,14 @@ class EvalReport:
                       + ", ".join(f"{reason.replace('_', ' ')} {count}" for reason, count in ends.items()) + ".")
         return table
 
-    def _agentgym_scores(self) -> str:
-        """The overall mean score as AgentGym computes it (a lost game scores -100, not 0), per seed: ours less
-        the seed's lost share; empty when a seed's file does not record how its episodes ended."""
+    def agentgym_score(self) -> Row | None:
+        """The overall mean score as AgentGym computes it (a lost game scores -100, not 0), per seed: ours less the
+        seed's lost share; None when a seed's file does not record how its episodes ended."""
         if any(result.end_reasons is None for result in self.results):
-            return ""
+            return None
         values = [row - result.end_reasons.get("lost", 0) / result.num_tasks
                   for row, result in zip(self.score[-1].per_seed, self.results, strict=True)]
-        return (f"\n\nAgentGym's mean score (a lost game counts -100), all tasks: "
-                f"{', '.join(SCORE(value) for value in values)} (seed(s) {', '.join(map(str, self.seeds))}).")
+        return _row("agentgym", self.score[-1].num_tasks, values)
 
     @property
     def end_reasons(self) -> dict[str, int]:
