@@ -21,6 +21,14 @@ def test_the_analyzer_lowers_drops_stop_words_and_possessives_and_stems() -> Non
     assert analyze("The Men's Running Shoes, and 2 packs") == ["men", "run", "shoe", "2", "pack"]
 
 
+def test_the_analyzer_keeps_numbers_and_dotted_words_whole_as_lucene_does() -> None:
+    """Lucene's StandardTokenizer (UAX #29) keeps a "." or "," between digits and a "." between letters inside the
+    word; 6.4% of WebShop's human instructions hold such a number."""
+    assert analyze("3.4 ounce bottle, 1,000 count") == ["3.4", "ounc", "bottl", "1,000", "count"]
+    assert analyze("made in u.s.a. under 30.00 dollars") == ["made", "u.s.a", "under", "30.00", "dollar"]
+    assert analyze("size: 2, 3") == ["size", "2", "3"]  # a comma and a space between numbers still separate them
+
+
 def product(asin: str, title: str, description: str = "", **extra) -> dict:
     return {"asin": asin, "name": title, "category": "fashion", "query": "shorts",
             "product_category": "Clothing › Men › Shorts", "full_description": description,
