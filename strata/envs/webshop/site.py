@@ -114,12 +114,13 @@ class ShopSession:
         name, argument = (parsed.group(1).strip(), parsed.group(2).strip().lower()) if parsed else ("", "")
         if name == "search" and argument:
             self._search(argument, 1)
+        elif name == "click" and argument == BUY and argument in self.clickables():
+            terms = self._buy()
+            self.observation = SEP.join(["Thank you for shopping with us!", "Your score (min 0.0, max 1.0)",
+                                         str(terms.reward)])
+            return ShopStep(self.observation, terms.reward, True, True, terms)
         elif name == "click" and argument != "search" and argument in self.clickables():
-            terms = self._click(argument)
-            if terms is not None:
-                self.observation = SEP.join(["Thank you for shopping with us!", "Your score (min 0.0, max 1.0)",
-                                             str(terms.reward)])
-                return ShopStep(self.observation, terms.reward, True, True, terms)
+            self._click(argument)
         else:
             return ShopStep(self.observation, 0.0, False, False)
         self.observation = self._render()
@@ -128,13 +129,16 @@ class ShopSession:
     def _search(self, keywords: str, number: int) -> None:
         self.page = _Page("results", keywords, number, self.site.index.search(keywords))
 
-    def _click(self, button: str) -> RewardTerms | None:
+    def _buy(self) -> RewardTerms:
+        """End the episode on the item page's product with the options chosen, and score the purchase."""
+        self.page.kind = "done"
+        product = self._product()
+        return purchase_reward(product, self.site.catalog.prices[product.asin], self.page.options, self.goal,
+                               self.site.nouns)
+
+    def _click(self, button: str) -> None:
+        """Go where ``button`` (a clickable of the page other than Buy Now) leads, or choose an option value."""
         page = self.page
-        if button == BUY:
-            page.kind = "done"
-            product = self._product()
-            return purchase_reward(product, self.site.catalog.prices[product.asin], page.options, self.goal,
-                                   self.site.nouns)
         if button == BACK:
             self.page = _Page()
         elif button in (NEXT, PREV) and page.kind == "results":
@@ -150,7 +154,6 @@ class ShopSession:
         else:  # an option value: the last option that offers it, as WebShop's click lookup resolves it
             name = [n for n, values in self._product().options.items() if button in values][-1]
             page.options[name] = button
-        return None
 
     # -- rendering -------------------------------------------------------------------------------------------
 
