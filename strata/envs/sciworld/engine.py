@@ -139,12 +139,13 @@ class SciWorldEngine:
         return observation, float(self._call("getScore")), bool(self._call("getCompleted"))
 
     def variations(self, task_type: str, split: str) -> list[int]:
-        """The variation numbers of ``task_type`` in one of our splits (train / valid / test)."""
+        """The variation numbers of ``task_type`` in one of our splits (train / valid / test).
+
+        The simulator lists variations only of a loaded task type, so this loads its variation 0 first and then
+        marks the engine as holding no game: the next `start` loads its own."""
         self._call("load", task_type, 0, "", False)
         self.game_file = None
-        method = {"get_variations_train": "getVariationsTrain", "get_variations_dev": "getVariationsDev",
-                  "get_variations_test": "getVariationsTest"}[SPLIT_METHODS[split]]
-        return sorted(int(v) for v in self._call(method))
+        return sorted(int(v) for v in self._call(SPLIT_METHODS[split]))
 
 
 class SciWorldSession(EpisodeSession):

@@ -73,11 +73,12 @@ TASK_SETS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_TASK_SET = "agentgym"
 
-# Our split name -> the simulator's method that lists its variations.
+# Our split name -> the simulator's (Java) method that lists a loaded task type's variations of it ("valid" is
+# ScienceWorld's dev split).
 SPLIT_METHODS: dict[str, str] = {
-    "train": "get_variations_train",
-    "valid": "get_variations_dev",
-    "test": "get_variations_test",
+    "train": "getVariationsTrain",
+    "valid": "getVariationsDev",
+    "test": "getVariationsTest",
 }
 SPLITS: tuple[str, ...] = tuple(SPLIT_METHODS)
 
