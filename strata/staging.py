@@ -5,6 +5,11 @@ complete-looking model, step or split folder, and a later run must not trip over
 folder under ``.NAME.partial-PID``, renames it to ``NAME`` when the work is done, removes it on any exception
 (Ctrl-C included), and first removes the partial folders of the same ``NAME`` whose process no longer runs (one
 that was killed outright).
+
+What the block runs is imported before it starts. A Ctrl-C that lands in a module's first import can surface as
+another error (Python wraps it when it stops a class body's ``__set_name__``, as in a dataclass), and one that
+lands in code Python runs from a string (a dataclass's generated methods) makes the interpreter end by SIGINT
+after the tool has handled it, instead of with the tool's exit status.
 """
 
 from __future__ import annotations

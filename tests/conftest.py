@@ -56,6 +56,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _RECIPE_CACHE_OWNER = pytest.StashKey[bool]()
 
 
+@pytest.fixture
+def gpu_run_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test of a GPU run's checks: no ``VERL_PLATFORM`` in this process's environment, so only the test's
+    config decides the platform. A trainer run earlier in the same process leaves ``VERL_PLATFORM=cpu`` there
+    (`strata.trainer.main.use_configured_platform` exports it for verl, which fixes its platform on first use)."""
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+
+
 @pytest.fixture(scope="session")
 def asset_once() -> Callable[[str, Callable[[], Any]], Any]:
     """``asset_once(name, make)``: a session asset that mutation runs build once and share (see ``_once``)."""

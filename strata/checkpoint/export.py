@@ -26,11 +26,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import torch
+from huggingface_hub import StateDictSplit, split_torch_state_dict_into_shards
+from safetensors.torch import save_file
 
 from strata.checkpoint.fsdp2 import full_tensor, load_shard
 from strata.checkpoint.inspect import CheckpointError, describe_checkpoint, error_line
 from strata.checkpoint.layout import ACTOR_DIR, HF_DIR, shard_file_name
-from strata.checkpoint.lora import merged_tensors, write_adapter
+from strata.checkpoint.lora import lora_adapter, merged_tensors, write_adapter
 from strata.checkpoint.pointer import write_latest_pointer
 from strata.staging import staged
 
@@ -75,11 +77,14 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
         state = _bf16_state_dict(tensors, _ties_embeddings(config))
     except ValueError as error:
         raise CheckpointError(f"{info.path}: {error}") from error
+    split = split_torch_state_dict_into_shards(state, filename_pattern="model{suffix}.safetensors",
+                                               max_shard_size=max_shard_size)
+    adapter = lora_adapter(keys, tensor, actor.lora) if actor.lora else None
     # Written under a hidden name and renamed at the end: an interrupted export leaves no model folder.
     with staged(out) as staging:
-        _save_safetensors(state, staging, max_shard_size)
-        if actor.lora:
-            write_adapter(keys, tensor, actor.lora, staging / LORA_ADAPTER_DIR)
+        _save_safetensors(state, split, staging)
+        if adapter:
+            write_adapter(adapter, staging / LORA_ADAPTER_DIR)
         config.dtype = torch.bfloat16
         config.save_pretrained(staging)
         for file in sorted((actor_dir / HF_DIR).iterdir()):
@@ -139,13 +144,8 @@ def _bf16_state_dict(tensors: Iterable[tuple[str, torch.Tensor]], tied: bool) ->
     return state
 
 
-def _save_safetensors(state: dict[str, torch.Tensor], out: Path, max_shard_size: str | int) -> None:
+def _save_safetensors(state: dict[str, torch.Tensor], split: StateDictSplit, out: Path) -> None:
     """``model.safetensors``, or ``model-0000k-of-0000n.safetensors`` plus the index, as the Hub lays them out."""
-    from huggingface_hub import split_torch_state_dict_into_shards
-    from safetensors.torch import save_file
-
-    split = split_torch_state_dict_into_shards(state, filename_pattern="model{suffix}.safetensors",
-                                               max_shard_size=max_shard_size)
     for filename, keys in split.filename_to_tensors.items():
         save_file({key: state[key] for key in keys}, out / filename, metadata={"format": "pt"})
         (out / filename).chmod(0o644)  # safetensors creates 0600 files; a release is meant to be read

@@ -15,8 +15,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
+from safetensors.torch import save_file
 
 LORA_META_FILE = "lora_train_meta.json"
 PEFT_PREFIX = "base_model.model."
@@ -100,19 +102,33 @@ def merged_tensors(keys: Iterable[str], tensor: Callable[[str], torch.Tensor],
         yield plain_key(key), value
 
 
-def write_adapter(keys: Iterable[str], tensor: Callable[[str], torch.Tensor], meta: LoraMeta, out: Path) -> Path:
-    """The adapter as PEFT saves one (``adapter_config.json``, ``adapter_model.safetensors``), in its trained dtype:
-    ``PeftModel.from_pretrained(base_model, out)`` puts it back on the base model."""
+@dataclass(frozen=True)
+class Adapter:
+    """A LoRA adapter as PEFT saves one: its ``LoraConfig`` and its weights under PEFT's names."""
+
+    config: Any  # peft.LoraConfig (PEFT is imported only when an adapter is built)
+    weights: dict[str, torch.Tensor]
+
+
+def lora_adapter(keys: Iterable[str], tensor: Callable[[str], torch.Tensor], meta: LoraMeta) -> Adapter:
+    """The adapter of a PEFT-wrapped model's shards, in its trained dtype. Built before a staged write starts
+    (`strata.staging`), so that the write imports nothing."""
     from peft import LoraConfig
-    from safetensors.torch import save_file
 
     layers = adapted_layers(keys)
     weights = {name.replace(".default.weight", ".weight"): tensor(name).contiguous()
                for pair in layers.values() for name in pair}
     modules = sorted({layer.rsplit(".", 1)[1] for layer in layers})
+    config = LoraConfig(r=meta.rank, lora_alpha=meta.alpha, target_modules=modules, task_type=meta.task_type,
+                        bias="none")
+    return Adapter(config, weights)
+
+
+def write_adapter(adapter: Adapter, out: Path) -> Path:
+    """``adapter_config.json`` and ``adapter_model.safetensors`` in ``out``:
+    ``PeftModel.from_pretrained(base_model, out)`` puts the adapter back on the base model."""
     out.mkdir(parents=True, exist_ok=True)
-    LoraConfig(r=meta.rank, lora_alpha=meta.alpha, target_modules=modules, task_type=meta.task_type,
-               bias="none").save_pretrained(str(out))
-    save_file(weights, out / "adapter_model.safetensors", metadata={"format": "pt"})
+    adapter.config.save_pretrained(str(out))
+    save_file(adapter.weights, out / "adapter_model.safetensors", metadata={"format": "pt"})
     (out / "adapter_model.safetensors").chmod(0o644)  # safetensors creates 0600 files; an adapter is meant to be read
     return out

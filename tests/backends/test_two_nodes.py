@@ -41,7 +41,7 @@ def test_each_nodes_rank_is_placed_on_its_own_node() -> None:
     assert sorted({name.split("@")[0] for name, _ in checks}) == sorted(NODE_CHECKS)
 
 
-def test_a_driver_that_joins_a_cluster_leaves_the_machine_checks_to_the_nodes(tmp_path) -> None:
+def test_a_driver_that_joins_a_cluster_leaves_the_machine_checks_to_the_nodes(tmp_path, gpu_run_environment) -> None:
     """A CPU login node asking for 2 GPUs a node: not its own business when it joins a cluster; missing task lists
     stay an error anywhere."""
     from strata.trainer.config import load_config

@@ -68,9 +68,8 @@ def test_a_smaller_gpu_gets_the_arithmetic_that_fails():
     assert level is Level.ERROR and "leaving 0.1 GiB of KV cache" in line, line
 
 
-def test_python_headers(monkeypatch, tmp_path):
+def test_python_headers(monkeypatch, tmp_path, gpu_run_environment):
     gpu_run = OmegaConf.create({"trainer": {"device": "cuda"}})
-    monkeypatch.delenv("VERL_PLATFORM", raising=False)
     monkeypatch.setattr(sysconfig, "get_paths", lambda: {"include": str(tmp_path)})
     [(level, line)] = host.python_headers(gpu_run)
     assert level is Level.ERROR and f"no {tmp_path}/Python.h" in line and "-dev" in line

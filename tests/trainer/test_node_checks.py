@@ -15,6 +15,8 @@ from omegaconf import OmegaConf
 from strata.backends import cpu_platform
 from strata.trainer.checks import Level, cuda, host, machine
 
+pytestmark = pytest.mark.usefixtures("gpu_run_environment")  # these tests describe GPU runs
+
 GPU_RUN = {"trainer": {"n_gpus_per_node": 2, "nnodes": 1, "device": "cuda"}}
 
 
@@ -24,13 +26,6 @@ def lines(check, config: dict) -> list[tuple[Level, str]]:
 
 def with_env(config: dict, **env_vars: str) -> dict:
     return {**config, "ray_kwargs": {"ray_init": {"runtime_env": {"env_vars": env_vars}}}}
-
-
-@pytest.fixture(autouse=True)
-def no_platform_override(monkeypatch):
-    """These tests describe GPU runs, whose platform only their config sets; an earlier test in the same process
-    may have left ``VERL_PLATFORM=cpu`` in the environment (`strata.trainer.main` exports it to its driver)."""
-    monkeypatch.delenv("VERL_PLATFORM", raising=False)
 
 
 @pytest.fixture
