@@ -28,9 +28,9 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 
-from strata.envs.bundled import bundled_data_path
-from strata.envs.discovery import load_split
-from strata.envs.engine import AlfworldEngine, GameSession
+from strata.envs.alfworld.bundled import bundled_data_path
+from strata.envs.alfworld.discovery import load_split
+from strata.envs.alfworld.engine import AlfworldEngine, GameSession
 from strata.envs.pool import EnvPool, PooledEpisode
 from strata.envs.tasks import Task
 

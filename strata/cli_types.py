@@ -34,3 +34,8 @@ def probability(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
     return value
+
+
+def comma_list(text: str) -> list[str]:
+    """``a,b,`` -> ``["a", "b"]`` (splits, task types)."""
+    return [item for item in text.split(",") if item]

@@ -65,8 +65,8 @@ class Assets:
 def assets(tmp_path_factory: pytest.TempPathFactory) -> Assets:
     from omegaconf import OmegaConf
 
-    from strata.envs.bundled import bundled_data_path
-    from strata.envs.discovery import load_split
+    from strata.envs.alfworld.bundled import bundled_data_path
+    from strata.envs.alfworld.discovery import load_split
     from strata.envs.task_list import write_task_list
     from strata.envs.webshop.generate import write_catalog
     from strata.trainer.config import load_config

@@ -7,9 +7,9 @@ losing others, so RL on ALFWorld has a signal and integration runs see varying r
 
 1. Games: ``train`` games for the traces, ``valid_seen`` games held out for evaluation, and ``rl_games`` more
    training games for RL that the warm start never sees, generated with recorded seeds
-   (`strata.envs.gen.generate.generate_split`; a game's stream is keyed by seed, split and index, so the RL
+   (`strata.envs.alfworld.gen.generate.generate_split`; a game's stream is keyed by seed, split and index, so the RL
    games, drawn with ``game_seed + 1``, share no game with the other two).
-2. Traces: the exploring expert (`strata.envs.explorer`) plays every training game ``orders_per_game`` times,
+2. Traces: the exploring expert (`strata.envs.alfworld.explorer`) plays every training game ``orders_per_game`` times,
    each time with another search order as its strategy (the listed one or its reverse, or random ones),
    through the real engine in worker processes.
 3. Examples, rendered by the rollout's own prompt builders and chat tokenisation with the compact preset and
@@ -56,7 +56,7 @@ from strata.core.prompting import (
     build_judge_messages,
     build_strategy_messages,
 )
-from strata.envs.explorer import ExploringExpert, receptacles_in_view
+from strata.envs.alfworld.explorer import ExploringExpert, receptacles_in_view
 from strata.envs.pool import EnvPool
 from strata.envs.tasks import Task
 from strata.report.situations import situation_table
@@ -281,7 +281,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
     from strata.assets.local_policy import play_evaluation
     from strata.assets.tiny_model import build_tiny_model
     from strata.assets.warm_start import fit_responses
-    from strata.envs.gen.generate import generate_split
+    from strata.envs.alfworld.gen.generate import generate_split
     from strata.envs.task_list import write_task_list
 
     root = Path(root).resolve()

@@ -9,7 +9,7 @@ import logging
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
 from strata.cli_output import without_progress_bars
 from strata.cli_types import non_negative_int, positive_int, probability
-from strata.envs.explorer import SEARCH_ORDERS
+from strata.envs.alfworld.explorer import SEARCH_ORDERS
 
 EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~15 min on 2 cores"
 DEFAULTS = AgentRecipe()
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    logging.getLogger("strata.envs.gen.generate").setLevel(logging.WARNING)
+    logging.getLogger("strata.envs.alfworld.gen.generate").setLevel(logging.WARNING)
     without_progress_bars()
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
                          orders_per_game=args.orders_per_game, search_order=args.search_order,

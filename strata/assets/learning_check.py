@@ -24,7 +24,7 @@ from pathlib import Path
 from strata.assets.tiny_model import build_tiny_model
 from strata.assets.warm_start import warm_start
 from strata.core.prompting import load_prompt_templates
-from strata.envs.magic_word import write_games, write_prompt_preset
+from strata.envs.magic_word.game import write_games, write_prompt_preset
 from strata.envs.task_list import write_task_list
 
 logger = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from typing import Any
 
 from strata.core.config import StrataConfig
 from strata.core.prompting import PromptTemplates, build_action_messages, build_strategy_messages
-from strata.envs.magic_word import MagicWordGame, load_game
+from strata.envs.magic_word.game import MagicWordGame, load_game
 from strata.envs.tasks import Task
 from strata.workflow.chat import ChatTokens
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from strata.envs.alfworld.tasks import SUBTASKS
 from strata.envs.errors import UnknownNameError
 from strata.envs.records import EpisodeOutcome
 from strata.envs.registry import environment_subtasks
-from strata.envs.tasks import SUBTASKS
 
 AVERAGE = "average"
 

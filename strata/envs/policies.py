@@ -2,9 +2,8 @@
 
 ``walkthrough`` replays the game's winning plan (it must win every valid game: a check of the games and
 of the pool); ``gold`` is the same for ScienceWorld (its simulator's gold action sequence) and WebShop (the
-gold shopper's plan); ``random`` picks uniformly among the admissible commands (a floor for success rates); on
-ScienceWorld, whose admissible list is the objects in view, it fills a random action template with random
-objects, and on WebShop it searches random words of the goal.
+gold shopper's plan); ``random`` is each environment's own floor for success rates (its package's
+``policies.RandomPolicy``, found through `strata.envs.registry`).
 """
 
 from __future__ import annotations
@@ -41,50 +40,6 @@ class WalkthroughPolicy:
             return "look"
         self._next += 1
         return self.plan[self._next - 1]
-
-
-@dataclass
-class RandomPolicy:
-    """A uniformly random admissible command, from its own seeded stream."""
-
-    rng: random.Random
-
-    @classmethod
-    def for_episode(cls, rng: random.Random, instruction: str) -> RandomPolicy:
-        return cls(rng)  # the instruction plays no part in a choice among the listed commands
-
-    def act(self, admissible_commands: tuple[str, ...]) -> str:
-        return self.rng.choice(sorted(admissible_commands)) if admissible_commands else "look"
-
-
-@dataclass
-class SciWorldRandomPolicy:
-    """A random ScienceWorld action (`strata.envs.sciworld.view.random_action`), from its own seeded stream."""
-
-    rng: random.Random
-
-    @classmethod
-    def for_episode(cls, rng: random.Random, instruction: str) -> SciWorldRandomPolicy:
-        return cls(rng)  # random templates over the objects in view, whatever the task
-
-    def act(self, admissible_commands: tuple[str, ...]) -> str:
-        from strata.envs.sciworld.view import random_action
-
-        return random_action(admissible_commands, self.rng)
-
-
-@dataclass
-class WebShopRandomPolicy:
-    """A random available WebShop action (`strata.envs.webshop.policies.random_action`): searches use random words
-    of the goal's ``instruction``, not the placeholder ``<your query>`` the search page lists."""
-
-    rng: random.Random
-    instruction: str
-
-    def act(self, admissible_commands: tuple[str, ...]) -> str:
-        from strata.envs.webshop.policies import random_action
-
-        return random_action(sorted(admissible_commands), self.instruction, self.rng)
 
 
 def make_policy(

@@ -38,7 +38,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
-from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.protocol import (
     STATUS_SEQ,
     STATUS_SINCE,
@@ -62,6 +61,7 @@ from strata.envs.records import (
     StepResult,
 )
 from strata.envs.registry import environment
+from strata.envs.session import DEFAULT_MAX_STEPS
 from strata.envs.tasks import Task
 from strata.envs.worker import worker_main
 

@@ -39,6 +39,13 @@ class Environment:
         task_row: ``task_row(task)`` -> (the task list's description of the task, extra ``extra_info`` fields).
         game_fingerprint: ``game_fingerprint(task, memo)`` -> what the game is, not where it lies (a task list's
             digest hashes it); ``memo`` is a dict for what one digest may reuse between tasks.
+        about: an `About` (what a model card says of the environment); optional.
+        prepare: ``prepare(args) -> exit status``: ``strata prepare-data --env NAME`` (writes the task lists, prints
+            what it wrote); optional.
+        play_source: ``play_source(args, task_types) -> tasks``: the games ``strata play --env NAME`` plays when no
+            ``--task-list`` is given; optional.
+        host_check: ``host_check(environ) -> [(level, line)]``, level ``ok``, ``warning`` or ``error``: what the
+            environment needs on a machine beyond Python packages (`strata doctor`, the trainer's start); optional.
     """
 
     name: str
@@ -49,16 +56,32 @@ class Environment:
     task_rules: str
     task_row: str
     game_fingerprint: str
+    about: str = ""
+    prepare: str = ""
+    play_source: str = ""
+    host_check: str = ""
 
     def part(self, field: str) -> Any:
         """The object one of the ``"module:attribute"`` fields names (the attribute may be dotted; a field without
-        one names the module), imported now."""
+        one names the module), imported now. `UnknownNameError` for an optional part the environment lacks."""
+        if not getattr(self, field):
+            raise UnknownNameError(f"environment {self.name!r} has no {field} part (docs/adding-an-environment.md)")
         module, _, attribute = getattr(self, field).partition(":")
         found = importlib.import_module(module)
         return functools.reduce(getattr, attribute.split("."), found) if attribute else found
 
     def new_random_policy(self, rng: random.Random, instruction: str) -> Any:
         return self.part("random_policy")(rng, instruction)
+
+
+@dataclass(frozen=True)
+class About:
+    """What a model card says of an environment."""
+
+    title: str  # "ALFWorld"
+    description: str  # "ALFWorld text games"
+    tag: str  # the card's front-matter tag
+    comparable: str  # what a result must share to be compared with another, besides split and protocol
 
 
 _ENVIRONMENTS: dict[str, Environment] = {}
@@ -105,18 +128,25 @@ def environment_of_task_type(task_type: str) -> Environment:
 
 
 register(Environment(
-    "alfworld", engine="strata.envs.engine:AlfworldEngine", session="strata.envs.engine:GameSession",
-    random_policy="strata.envs.policies:RandomPolicy.for_episode", max_steps="strata.envs.engine:DEFAULT_MAX_STEPS",
-    task_rules="strata.envs.tasks", task_row="strata.envs.discovery:task_row",
-    game_fingerprint="strata.envs.discovery:game_fingerprint"))
+    "alfworld", engine="strata.envs.alfworld.engine:AlfworldEngine",
+    session="strata.envs.alfworld.engine:GameSession",
+    random_policy="strata.envs.alfworld.policies:RandomPolicy.for_episode",
+    max_steps="strata.envs.session:DEFAULT_MAX_STEPS", task_rules="strata.envs.alfworld.tasks",
+    task_row="strata.envs.alfworld.discovery:task_row",
+    game_fingerprint="strata.envs.alfworld.discovery:game_fingerprint", about="strata.envs.alfworld.tasks:ABOUT",
+    prepare="strata.envs.alfworld.prepare:prepare_command", play_source="strata.envs.alfworld.prepare:play_source"))
 register(Environment(
     "sciworld", engine="strata.envs.sciworld.engine:SciWorldEngine",
     session="strata.envs.sciworld.engine:SciWorldSession",
-    random_policy="strata.envs.policies:SciWorldRandomPolicy.for_episode",
-    max_steps="strata.envs.engine:DEFAULT_MAX_STEPS", task_rules="strata.envs.sciworld.tasks",
-    task_row="strata.envs.sciworld.tasks:task_row", game_fingerprint="strata.envs.sciworld.tasks:game_fingerprint"))
+    random_policy="strata.envs.sciworld.policies:RandomPolicy.for_episode",
+    max_steps="strata.envs.session:DEFAULT_MAX_STEPS", task_rules="strata.envs.sciworld.tasks",
+    task_row="strata.envs.sciworld.tasks:task_row", game_fingerprint="strata.envs.sciworld.tasks:game_fingerprint",
+    about="strata.envs.sciworld.tasks:ABOUT", prepare="strata.envs.sciworld.prepare:prepare_command",
+    play_source="strata.envs.sciworld.prepare:play_source", host_check="strata.envs.sciworld.engine:host_check"))
 register(Environment(
     "webshop", engine="strata.envs.webshop.engine:WebShopEngine", session="strata.envs.webshop.engine:WebShopSession",
-    random_policy="strata.envs.policies:WebShopRandomPolicy", max_steps="strata.envs.webshop.tasks:DEFAULT_MAX_STEPS",
-    task_rules="strata.envs.webshop.tasks", task_row="strata.envs.webshop.tasks:task_row",
-    game_fingerprint="strata.envs.webshop.catalog:game_fingerprint"))
+    random_policy="strata.envs.webshop.policies:RandomPolicy.for_episode",
+    max_steps="strata.envs.webshop.tasks:DEFAULT_MAX_STEPS", task_rules="strata.envs.webshop.tasks",
+    task_row="strata.envs.webshop.tasks:task_row", game_fingerprint="strata.envs.webshop.catalog:game_fingerprint",
+    about="strata.envs.webshop.tasks:ABOUT", prepare="strata.envs.webshop.prepare:prepare_command",
+    play_source="strata.envs.webshop.prepare:play_source", host_check="strata.envs.webshop.nouns:host_check"))

@@ -22,6 +22,8 @@ from strata.envs.records import REASON_LOST, REASON_STEP_LIMIT, REASON_WON, Epis
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_MAX_STEPS = 50  # the StraTA paper's episode horizon H (ALFWorld's, ScienceWorld's); WebShop has its own
+
 
 @dataclass(frozen=True)
 class Outcome:

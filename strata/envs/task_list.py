@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,20 @@ from strata.envs.tasks import Task
 
 AGENT_NAME = "strata_agent"
 COLUMNS = ("data_source", "prompt", "agent_name", "extra_info")
+
+
+@dataclass(frozen=True)
+class PreparedSplit:
+    """One written task list: where, how many games per subtask, and which trials were left out."""
+
+    split: str
+    path: Path
+    counts_by_subtask: dict[str, int]
+    skipped: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts_by_subtask.values())
 
 
 def task_row(task: Task) -> dict[str, Any]:

@@ -1,79 +1,20 @@
-"""ALFWorld task types, the six StraTA subtasks, splits, and the `Task` record.
+"""The `Task` record: one game of any registered environment (`strata.envs.registry`).
 
-ALFWorld names its six task types after ALFRED's goal library; the StraTA paper (and every ALFWorld table)
-reports them under short subtask names. The mapping lives here once; every other module asks it.
-
-A `Task` is a game of any registered environment (`strata.envs.registry`): a ScienceWorld game
-(`strata.envs.sciworld.tasks`: its task type is one of ScienceWorld's 30, which is also its subtask, and its
-``game_file`` is a game id), a WebShop goal (`strata.envs.webshop.tasks`), or one of an environment registered at
-run time. ALFWorld's task rules (what the registry asks of a task: `check_task`, `task_name`, `task_subtask`) are
-at the end of this module.
+An ALFWorld game (`strata.envs.alfworld.tasks`: its task type is one of ALFWorld's six, its ``game_file`` the
+game's file), a ScienceWorld game (`strata.envs.sciworld.tasks`: its task type is one of ScienceWorld's 30, which
+is also its subtask, and its ``game_file`` is a game id), a WebShop goal (`strata.envs.webshop.tasks`), or one of
+an environment registered at run time. Each environment's task rules say what a valid task, its name and its
+subtask are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from strata.envs.errors import UnknownNameError
 from strata.envs.registry import environment_of_task_type
-
-# ALFWorld task type -> StraTA subtask, in the order ALFWorld numbers them (alfred_tw_env.TASK_TYPES 1..6).
-TASK_TYPE_TO_SUBTASK: dict[str, str] = {
-    "pick_and_place_simple": "pick",
-    "look_at_obj_in_light": "look",
-    "pick_clean_then_place_in_recep": "clean",
-    "pick_heat_then_place_in_recep": "heat",
-    "pick_cool_then_place_in_recep": "cool",
-    "pick_two_obj_and_place": "pick2",
-}
-SUBTASK_TO_TASK_TYPE: dict[str, str] = {sub: tt for tt, sub in TASK_TYPE_TO_SUBTASK.items()}
-TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPE_TO_SUBTASK)
-SUBTASKS: tuple[str, ...] = tuple(SUBTASK_TO_TASK_TYPE)
-
-# The splits of ALFWorld's `json_2.1.1/` folder: training games, and the in- / out-of-distribution
-# evaluation sets (140 and 134 games in the released data).
-SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
-HAS_GAME_FILE = True  # a task's game_file is the game's file on disk
-
-
-def subtask_of(task_type: str) -> str:
-    """The StraTA subtask name (pick, look, clean, heat, cool, pick2) of an ALFWorld task type."""
-    try:
-        return TASK_TYPE_TO_SUBTASK[task_type]
-    except KeyError:
-        raise UnknownNameError(
-            f"unknown ALFWorld task type {task_type!r}; known task types: {', '.join(TASK_TYPES)}"
-        ) from None
-
-
-def resolve_task_type(name: str) -> str:
-    """Accept either an ALFWorld task type or a subtask name and return the task type."""
-    if name in TASK_TYPE_TO_SUBTASK:
-        return name
-    if name in SUBTASK_TO_TASK_TYPE:
-        return SUBTASK_TO_TASK_TYPE[name]
-    raise UnknownNameError(
-        f"unknown task type {name!r}; use a subtask ({', '.join(SUBTASKS)}) "
-        f"or an ALFWorld task type ({', '.join(TASK_TYPES)})"
-    )
-
-
-def resolve_task_types(names: Iterable[str] | None) -> tuple[str, ...]:
-    """Task types selected by name (subtask or task type); ``None`` or empty selects all six."""
-    if not names:
-        return TASK_TYPES
-    selected = {resolve_task_type(name.strip()) for name in names if name.strip()}
-    return tuple(tt for tt in TASK_TYPES if tt in selected)
-
-
-def check_split(split: str) -> str:
-    """Return ``split`` if it is one of `SPLITS`, else raise with the valid names."""
-    if split not in SPLITS:
-        raise UnknownNameError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
-    return split
 
 
 @dataclass(frozen=True)
@@ -86,9 +27,9 @@ class Task:
         game_file: absolute path of the game's file (ALFWorld: ``game.tw-pddl``), or a game id where the
             environment has no file (ScienceWorld: ``sciworld:<task type>:<variation>``, WebShop:
             ``webshop:<goals>:<index>:<folder>``).
-        task_type: the environment's task type (ALFWorld: one of `TASK_TYPES`; ScienceWorld's; ``webshop``).
-        split: the split the game was read from (ALFWorld: one of `SPLITS`; ScienceWorld and WebShop: train,
-            valid, test).
+        task_type: the environment's task type (ALFWorld: one of its six; ScienceWorld's; ``webshop``).
+        split: the split the game was read from (ALFWorld: train, valid_seen, valid_unseen; ScienceWorld and
+            WebShop: train, valid, test).
         index: position of the task in its split's sorted list, stable across runs.
     """
 
@@ -126,20 +67,36 @@ class Task:
         return self._rules.task_name(self)
 
 
-# --- What a `Task` of ALFWorld asks (`strata.envs.registry`) ---
+def check_split_in(split: str, splits: Sequence[str], environment: str = "", note: str = "") -> str:
+    """``split`` if it is one of ``splits``, else `UnknownNameError` naming the known ones (``environment``: whose
+    splits, for the message; ``note``: what a reader may need to know of them)."""
+    if split not in splits:
+        whose = f"{environment} " if environment else ""
+        raise UnknownNameError(f"unknown {whose}split {split!r}; known splits: {', '.join(splits)}{note}")
+    return split
 
 
-def check_task(task: Task) -> None:
-    subtask_of(task.task_type)
-    check_split(task.split)
-    if not Path(task.game_file).is_absolute():
-        raise ValueError(f"Task.game_file must be an absolute path, got {task.game_file!r}")
+@dataclass(frozen=True)
+class GameIds:
+    """Game ids ``<prefix><field>:<field>...`` of an environment whose games have no file: what its `Task`
+    carries in ``game_file``. The last field may itself hold ``:`` (a folder)."""
 
+    prefix: str
+    fields: tuple[str, ...]
+    environment: str
 
-def task_name(task: Task) -> str:
-    trial = Path(task.game_file).parent
-    return f"{trial.parent.name}/{trial.name}"
+    def make(self, *values: object) -> str:
+        return self.prefix + ":".join(str(value) for value in values)
 
+    def matches(self, game: str) -> bool:
+        return game.startswith(self.prefix)
 
-def task_subtask(task: Task) -> str:
-    return TASK_TYPE_TO_SUBTASK[task.task_type]
+    def parse(self, game: str, digits: Sequence[int] = ()) -> list[str]:
+        """The fields of ``game``, as written; `ValueError` naming the id and the format when it is malformed (a
+        field missing or empty, or one of the ``digits`` positions not a non-negative integer)."""
+        parts = game.removeprefix(self.prefix).split(":", len(self.fields) - 1)
+        if (not self.matches(game) or len(parts) != len(self.fields) or not all(parts)
+                or not all(parts[i].isdigit() for i in digits)):
+            shape = ":".join(f"<{field}>" for field in self.fields)
+            raise ValueError(f"{game!r} is not a {self.environment} game id ({self.prefix}{shape})")
+        return parts

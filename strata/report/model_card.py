@@ -25,6 +25,7 @@ from typing import Any
 
 from strata.checkpoint.export import TRAINING_STATE_DIR
 from strata.checkpoint.inspect import CheckpointInfo, describe_checkpoint, find_latest_checkpoint
+from strata.envs.registry import About
 from strata.report.config_diff import ConfigDiff, diff_configs
 from strata.report.config_resolve import ConfigSource, resolve_config
 from strata.report.curve import SUCCESS_KEY, Curve, extract_curve, plot_curve
@@ -32,6 +33,7 @@ from strata.report.eval_table import PERCENT, EvalReport, read_evaluations_by_sp
 from strata.report.logs import read_metrics
 from strata.report.markdown import markdown_table
 from strata.report.run_files import discover_run
+from strata.workflow.environments import about
 
 logger = logging.getLogger(__name__)
 
@@ -79,34 +81,9 @@ OPTIMISATION_KEYS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Environment:
-    """How the card speaks of the environment a run played (``env.name``)."""
-
-    name: str
-    description: str
-    tag: str
-    comparable: str  # what a result must share to be compared with this one, besides split and protocol
-
-
-ENVIRONMENTS: dict[str, Environment] = {
-    "alfworld": Environment("ALFWorld", "ALFWorld text games", "alfworld",
-                            "ALFWorld data version: the command grammar differs between data releases "
-                            "(`put X in/on Y` vs `move X to Y`)"),
-    "sciworld": Environment("ScienceWorld", "ScienceWorld science experiments", "scienceworld",
-                            "ScienceWorld version: task variations and their train/dev/test split are the "
-                            "simulator's own"),
-    "webshop": Environment("WebShop", "WebShop online shopping", "webshop",
-                           "WebShop catalogue (the 1,000-product or full set, human or synthetic goals) and the "
-                           "spaCy model of the reward's title nouns"),
-    "magic_word": Environment("the magic-word game", "the magic-word toy game (StraTA's learning check)", "toy",
-                              "game generator (`strata build-learning-check`)"),
-}
-
-
-def environment_of(config: dict[str, Any]) -> Environment:
-    name = str(config.get("env.name", "alfworld"))
-    return ENVIRONMENTS.get(name, Environment(name, name, name, f"{name} version"))
+def environment_of(config: dict[str, Any]) -> About:
+    """How the card speaks of the environment the run played (``env.name``): what the environment says of itself."""
+    return about(str(config.get("env.name", "alfworld")))
 
 
 @dataclass(frozen=True)
@@ -224,7 +201,7 @@ def write_model_card(
     release.mkdir(parents=True, exist_ok=True)
     name = name or str(run_config.get("trainer.experiment_name") or release.resolve().name)
     plot_curve(curve, release / CURVE_IMAGE, title=f"{name}: {algorithm_of(run_config).name} on "
-                                                   f"{environment_of(run_config).name}")
+                                                   f"{environment_of(run_config).title}")
     training_state = find_latest_checkpoint(release / TRAINING_STATE_DIR)
     model_path = str(run_config.get("actor_rollout_ref.model.path") or "")
     checkpoints = run_config.get("trainer.default_local_dir")
@@ -348,7 +325,7 @@ def _summary(inputs: CardInputs) -> str:
     algorithm = algorithm_of(config)
     rows = [
         ["base model", _base_model_cell(inputs)],
-        ["training", f"{algorithm.training} on {environment.name}, {last_step} logged steps"
+        ["training", f"{algorithm.training} on {environment.title}, {last_step} logged steps"
                      + (f" of {total} configured" if total is not None else "")],
         ["platform", platform_line(config)],
         ["prompts", prompts_source(str(config.get("strata.prompts.preset", "alfworld")))],
@@ -368,7 +345,7 @@ def _summary(inputs: CardInputs) -> str:
                      ", ".join(f"{level} {PERCENT(share)} %" for level, share in inputs.zero_variance.items())])
     if report.step is not None:
         rows.append(["evaluated checkpoint", f"step {report.step}"])
-    title = f"{inputs.name}: {algorithm.name} on {environment.name}"
+    title = f"{inputs.name}: {algorithm.name} on {environment.title}"
     text = (f"# {title}\n\nA language-model agent for {environment.description} trained with {algorithm.method} "
             f"on verl.\n\n" + markdown_table(["", ""], rows, align_right_from=2))
     if inputs.training_state and report.step is not None and inputs.training_state.step != report.step:

@@ -11,8 +11,8 @@ import torch
 
 from strata.assets.alfworld_agent import AgentRecipe, expert_traces, tokenize_dialogues, trace_dialogues
 from strata.assets.warm_start import SampledSoftmax, response_loss
-from strata.envs.bundled import bundled_data_path
-from strata.envs.discovery import load_split
+from strata.envs.alfworld.bundled import bundled_data_path
+from strata.envs.alfworld.discovery import load_split
 from strata.envs.pool import EnvPool
 from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import EpisodeLimits

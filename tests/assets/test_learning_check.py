@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from strata.assets.learning_check import MANIFEST, build_learning_check_assets
 from strata.core.prompting import load_prompt_templates
-from strata.envs.magic_word import load_game
+from strata.envs.magic_word.game import load_game
 from strata.envs.task_list import read_task_list
 
 

@@ -10,7 +10,7 @@ import torch
 from strata.assets.warm_start import backward_in_parts, magic_word_examples, response_loss, warm_start
 from strata.core.config import StrataConfig
 from strata.core.prompting import load_prompt_templates
-from strata.envs.magic_word import MagicWordEnv, load_game, write_games, write_prompt_preset
+from strata.envs.magic_word.game import MagicWordEnv, load_game, write_games, write_prompt_preset
 from strata.workflow.chat import ChatTokens
 from strata.workflow.episode import EpisodeLimits
 from strata.workflow.group import GroupShape, rollout_task

@@ -29,7 +29,7 @@ def _remove_alfworld_scratch() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def bundled_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled games, unpacked into a temporary cache."""
-    from strata.envs.bundled import bundled_data_path
+    from strata.envs.alfworld.bundled import bundled_data_path
 
     return bundled_data_path(cache_dir=tmp_path_factory.mktemp("strata-cache"))
 
@@ -37,7 +37,7 @@ def bundled_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def engine():
     """One in-process engine, reused across games (as the workers do)."""
-    from strata.envs.engine import AlfworldEngine
+    from strata.envs.alfworld.engine import AlfworldEngine
 
     return AlfworldEngine()
 
@@ -45,7 +45,7 @@ def engine():
 @pytest.fixture(scope="session")
 def put_games_root(tmp_path_factory: pytest.TempPathFactory, engine) -> Path:
     """Six games in the data-2.1.1 grammar ("put X in/on Y"), one per task type."""
-    from strata.envs.gen.generate import generate_split
+    from strata.envs.alfworld.gen.generate import generate_split
 
     root = tmp_path_factory.mktemp("games-2.1.1")
     generate_split(root, "valid_seen", 6, seed=7, grammar_version="2.1.1", engine=engine)

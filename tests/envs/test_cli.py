@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from strata.cli import COMMANDS, main
+from strata.envs.alfworld.tasks import SPLITS, SUBTASKS
 from strata.envs.policies import POLICY_NAMES
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
-from strata.envs.tasks import SPLITS, SUBTASKS
 
 
 def test_play_walkthrough_wins_the_bundled_valid_split(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from strata.envs.discovery import load_split, scan_split, task_description_of_game
+from strata.envs.alfworld.discovery import load_split, scan_split, task_description_of_game
+from strata.envs.alfworld.tasks import SUBTASKS
 from strata.envs.errors import AlfworldDataError, GameFileError, UnknownNameError
-from strata.envs.tasks import SUBTASKS
 
 
 def copy_split(bundled_root: Path, dest: Path, split: str = "valid_seen") -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from strata.envs.discovery import load_split, task_description_of_game
-from strata.envs.engine import GameSession
-from strata.envs.tasks import SUBTASKS
+from strata.envs.alfworld.discovery import load_split, task_description_of_game
+from strata.envs.alfworld.engine import GameSession
+from strata.envs.alfworld.tasks import SUBTASKS
 
 INTRO = re.compile(
     r"-= Welcome to TextWorld, ALFRED! =-\n\n"

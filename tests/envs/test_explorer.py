@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from strata.envs.discovery import load_split
-from strata.envs.explorer import ExploringExpert, PickGoal, pick_goal, receptacles_in_view, search_candidates
+from strata.envs.alfworld.discovery import load_split
+from strata.envs.alfworld.explorer import ExploringExpert, PickGoal, pick_goal, receptacles_in_view, search_candidates
 from strata.envs.pool import EnvPool
 
 

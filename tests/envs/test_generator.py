@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from strata.envs.discovery import load_split
+from strata.envs.alfworld.discovery import load_split
+from strata.envs.alfworld.gen.catalog import load_room, room_kind
+from strata.envs.alfworld.gen.generate import generate_split
+from strata.envs.alfworld.gen.grammar import game_logic
+from strata.envs.alfworld.gen.spec import sample_spec
+from strata.envs.alfworld.gen.writer import write_game
+from strata.envs.alfworld.tasks import SUBTASKS
 from strata.envs.errors import UnknownNameError, UnwinnableGameError
-from strata.envs.gen.catalog import load_room, room_kind
-from strata.envs.gen.generate import generate_split
-from strata.envs.gen.grammar import game_logic
-from strata.envs.gen.spec import sample_spec
-from strata.envs.gen.writer import write_game
-from strata.envs.tasks import SUBTASKS
 
 
 def test_bundled_set_spans_rooms_objects_and_receptacles(bundled_root: Path) -> None:
@@ -107,7 +107,7 @@ def test_rooms_come_from_alfred_layouts() -> None:
 @pytest.mark.slow
 def test_bundled_archive_matches_its_recipe(tmp_path: Path, bundled_root: Path) -> None:
     """Regenerating with the fixed recipe gives the committed games, file for file (~1 min; on both cores)."""
-    from strata.envs.bundled import BUNDLE_RECIPE, build_bundle
+    from strata.envs.alfworld.bundled import BUNDLE_RECIPE, build_bundle
 
     build_bundle(tmp_path, BUNDLE_RECIPE, workers=2)
     fresh = sorted(p.relative_to(tmp_path) for p in (tmp_path / "json_2.1.1").rglob("*") if p.is_file())

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from strata.envs.actions import normalize_command
-from strata.envs.discovery import load_split
-from strata.envs.engine import GameSession
+from strata.envs.alfworld.discovery import load_split
+from strata.envs.alfworld.engine import GameSession
 from strata.envs.webshop.catalog import PRODUCT_FILES
 from strata.envs.webshop.engine import WebShopEngine, WebShopSession
 from strata.envs.webshop.generate import write_catalog

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from strata.core.prompting import build_action_messages, build_strategy_messages, load_prompt_templates
-from strata.envs.magic_word import (
+from strata.envs.magic_word.game import (
     MAGIC_WORD,
     TASK_DESCRIPTION,
     WORDS,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from strata.envs.discovery import load_split
+from strata.envs.alfworld.discovery import load_split
 from strata.envs.play import play_episode
 from strata.envs.pool import EnvPool
 from strata.envs.tasks import Task

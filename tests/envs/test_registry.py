@@ -24,7 +24,7 @@ from strata.envs.tasks import Task
 TOY = Path(__file__).with_name("toy_environment.py")
 COUNTING = registry.Environment(
     "counting", engine="counting_game:CountingEngine", session="counting_game:CountingSession",
-    random_policy="strata.envs.policies:RandomPolicy.for_episode", max_steps="counting_game:MAX_STEPS",
+    random_policy="strata.envs.alfworld.policies:RandomPolicy.for_episode", max_steps="counting_game:MAX_STEPS",
     task_rules="counting_game", task_row="counting_game:task_row", game_fingerprint="counting_game:game_fingerprint")
 
 
@@ -59,3 +59,30 @@ def test_an_unknown_environment_is_named_with_the_known_ones() -> None:
     assert registry.environment_of_task_type("count-up").name == "alfworld"  # unregistered: ALFWorld's check speaks
     with pytest.raises(UnknownNameError, match="unknown ALFWorld task type 'count-up'"):
         Task("count:2", "count-up", "test")
+
+
+def test_the_tools_the_doctor_and_the_card_ask_the_registry(toy: ModuleType, tmp_path: Path, capsys) -> None:
+    """`strata play` and `strata prepare-data`, the doctor's environment check and the model card name no
+    environment: a registered one is played, and what it lacks is said in one line."""
+    from omegaconf import OmegaConf
+
+    from strata.cli import main
+    from strata.report.model_card import environment_of
+    from strata.trainer.checks.base import Level
+    from strata.trainer.checks.inputs import environment as environment_check
+
+    tasks = write_task_list([Task(toy.game_id(n), "count-up", "test", n) for n in (2, 3)], tmp_path / "t.parquet")
+    assert main(["play", "--env", "counting", "--policy", "walkthrough", "--task-list", str(tasks),
+                 "--num-workers", "1"]) == 0
+    assert "end reasons: won 2" in capsys.readouterr().out
+    assert main(["prepare-data", "--env", "counting", "--out", str(tmp_path / "lists")]) == 2
+    assert capsys.readouterr().err == ("error: environment 'counting' has no prepare part "
+                                       "(docs/adding-an-environment.md)\n")
+    assert list(environment_check(OmegaConf.create({"env": {"name": "counting"}}))) == [
+        (Level.OK, "counting")]
+    assert environment_of({"env.name": "counting"}) == registry.About("counting", "counting", "counting",
+                                                                      "counting version")
+    for name in ("alfworld", "sciworld", "webshop"):  # every built-in part imports (no JVM or engine starts)
+        built_in = registry.environment(name)
+        assert [built_in.part(field) for field in ("about", "prepare", "play_source")]
+        assert environment_of({"env.name": name}) == built_in.part("about")

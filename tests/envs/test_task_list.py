@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from strata.cli import main
-from strata.envs.discovery import load_split, task_description_of_game
+from strata.envs.alfworld.discovery import load_split, task_description_of_game
+from strata.envs.alfworld.prepare import prepare_data
+from strata.envs.alfworld.tasks import SUBTASKS
 from strata.envs.errors import AlfworldDataError, TaskListError
-from strata.envs.prepare import prepare_data
 from strata.envs.task_list import read_task_list, task_list_digest, write_task_list
-from strata.envs.tasks import SUBTASKS, Task
+from strata.envs.tasks import Task
 
 
 def test_round_trip_and_verl_columns(bundled_root: Path, tmp_path: Path) -> None:

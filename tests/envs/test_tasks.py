@@ -2,17 +2,17 @@ from __future__ import annotations
 
 import pytest
 
-from strata.envs.errors import UnknownNameError
-from strata.envs.tasks import (
+from strata.envs.alfworld.tasks import (
     SPLITS,
     SUBTASKS,
     TASK_TYPES,
-    Task,
     check_split,
     resolve_task_type,
     resolve_task_types,
     subtask_of,
 )
+from strata.envs.errors import UnknownNameError
+from strata.envs.tasks import GameIds, Task, check_split_in
 
 EXPECTED = {
     "pick_and_place_simple": "pick",
@@ -62,3 +62,19 @@ def test_unknown_split_lists_valid_names() -> None:
 def test_task_requires_absolute_game_file() -> None:
     with pytest.raises(ValueError, match="absolute"):
         Task("relative/game.tw-pddl", "pick_and_place_simple", "train")
+
+
+def test_game_ids_round_trip_and_name_the_format_when_malformed() -> None:
+    ids = GameIds("shop:", ("goals", "index", "folder"), "Shop")
+    game = ids.make("human", 7, "/data/a:b")
+    assert game == "shop:human:7:/data/a:b" and ids.matches(game) and not ids.matches("other:1")
+    assert ids.parse(game, digits=(1,)) == ["human", "7", "/data/a:b"]  # the last field keeps its ':'
+    for malformed in ("shop:human:x:/data", "shop:human:7", "shop::7:/data", "sciworld:boil:1"):
+        with pytest.raises(ValueError, match=r"is not a Shop game id \(shop:<goals>:<index>:<folder>\)"):
+            ids.parse(malformed, digits=(1,))
+
+
+def test_a_split_check_names_the_known_splits() -> None:
+    assert check_split_in("valid", ("train", "valid")) == "valid"
+    with pytest.raises(UnknownNameError, match=r"^unknown Shop split 'dev'; known splits: train, valid \(note\)$"):
+        check_split_in("dev", ("train", "valid"), "Shop", " (note)")

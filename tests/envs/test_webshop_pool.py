@@ -96,7 +96,7 @@ def test_prepare_data_writes_every_split_and_the_lists_read_back(catalogue: Path
     before = (tmp_path / "test.parquet").stat().st_mtime_ns
     assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (f"error: the catalogue in {catalogue} has 600 human goals and none in train "
-                                       "(goal indices: test 0-499, valid 500-1499, train 1500-); generate more "
+                                       "(goal indices: train 1500-, valid 500-1499, test 0-499); generate more "
                                        "products (`strata make-webshop --products N`, two human goals each) or leave "
                                        "train out of --splits\n")
     assert (tmp_path / "test.parquet").stat().st_mtime_ns == before and not (tmp_path / "train.parquet").exists()
@@ -121,8 +121,8 @@ def test_a_webshop_digest_names_the_catalogue_not_where_it_lies(catalogue: Path,
 
 def test_play_and_make_webshop_from_the_command_line(tmp_path: Path, capsys) -> None:
     assert main(["make-webshop", "--out", str(tmp_path), "--products", "40", "--seed", "2"]) == 0
-    assert capsys.readouterr().out.startswith(f"wrote 40 products to {tmp_path}: 80 human goals (test 80, valid 0, "
-                                              "train 0), 76 synthetic goals")
+    assert capsys.readouterr().out.startswith(f"wrote 40 products to {tmp_path}: 80 human goals (train 0, valid 0, "
+                                              "test 80), 76 synthetic goals")
     assert main(["play", "--env", "webshop", "--policy", "gold", "--data-path", str(tmp_path), "--num-workers",
                  "1", "--per-task-type", "20", "--goals", "synthetic"]) == 0
     out = capsys.readouterr().out

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from strata.envs.errors import UnknownNameError
 from strata.envs.records import EpisodeStart
 from strata.envs.session import EpisodeSession, Outcome
+from strata.envs.tasks import GameIds, check_split_in
 
-PREFIX = "count:"
+GAME_IDS = GameIds("count:", ("target",), "counting")
 TASK_TYPES = ("count-up",)
 SUBTASKS = TASK_TYPES
 SPLITS = ("train", "test")
@@ -18,13 +18,12 @@ MAX_STEPS = 10
 
 
 def game_id(target: int) -> str:
-    return f"{PREFIX}{target}"
+    return GAME_IDS.make(target)
 
 
 def target_of(game: str) -> int:
-    if not game.startswith(PREFIX) or not game.removeprefix(PREFIX).isdigit():
-        raise ValueError(f"{game!r} is not a counting game id ({PREFIX}<target>)")
-    return int(game.removeprefix(PREFIX))
+    [target] = GAME_IDS.parse(game, digits=(0,))
+    return int(target)
 
 
 class CountingEngine:
@@ -64,8 +63,7 @@ class CountingSession(EpisodeSession):
 
 
 def check_task(task: Any) -> None:
-    if task.split not in SPLITS:
-        raise UnknownNameError(f"unknown counting split {task.split!r}")
+    check_split_in(task.split, SPLITS, "counting")
     target_of(task.game_file)
 
 

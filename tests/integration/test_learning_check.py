@@ -1,7 +1,7 @@
 """The learning check: StraTA's advantages have the right sign and land on the right tokens.
 
 End to end through verl's real trainer on CPU (v1 trainer, FSDP2 actor and reference, KL loss, the `hf`
-rollout, StraTA's group workflow and advantages), on the magic-word game (`strata.envs.magic_word`):
+rollout, StraTA's group workflow and advantages), on the magic-word game (`strata.envs.magic_word.game`):
 one decision, won iff the agent says the magic word. The tiny model is first warm-started
 (`strata.assets.learning_check`, the assets `make demo` uses too) to write well-formed tags, to name a word
 uniformly at random in its strategy and to say the word its strategy names, so the starting success rate is

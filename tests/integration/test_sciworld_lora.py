@@ -36,7 +36,7 @@ from strata.checkpoint.fsdp2 import load_shard
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.lora import LoraMeta
 from strata.checkpoint.reshard import reshard_checkpoint
-from strata.envs.sciworld.tasks import is_game_id
+from strata.envs.sciworld.tasks import GAME_IDS
 from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
 from strata.trainer.checks.machine import checkpoint_bytes
@@ -115,7 +115,7 @@ def test_the_run_folder_holds_the_config_and_the_dumps(uninterrupted):
     dumps = {kind: dump_files(rollouts_dir(out), kind) for kind in ("train", "valid")}
     assert sorted(dumps["train"]) == [1, 2] and sorted(dumps["valid"]) == [2]
     valid = load_step(dumps["valid"][2])
-    assert len(valid) == VALID_TASKS and all(is_game_id(task["task"]["game_file"]) for task in valid)
+    assert len(valid) == VALID_TASKS and all(GAME_IDS.matches(task["task"]["game_file"]) for task in valid)
     scores = [task["strategies"][0]["trajectories"][0]["score"] for task in valid]
     assert all(-1.0 <= score <= 1.0 for score in scores)
     assert sum(scores) / VALID_TASKS == pytest.approx(steps[2]["val/average/metrics/score"])

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from strata.envs.webshop.tasks import TASK_TYPE, is_game_id
+from strata.envs.webshop.tasks import GAME_IDS, TASK_TYPE
 from strata.report.dumps import dump_files, load_step, rollouts_dir
 from strata.report.schema import EvalResult
 from tests.integration.trainer_runs import REPO, metrics_by_step, run_recipe_watching_processes
@@ -75,7 +75,7 @@ def test_the_dumps_show_webshop_s_goals_and_scores(run):
     assert len({task["task"]["game_file"] for task in valid}) == len(valid) == GOALS
     tasks = valid + [task for step in (1, 2) for task in load_step(dumps["train"][step])]
     for task in tasks:
-        assert is_game_id(task["task"]["game_file"]) and task["task"]["subtask"] == TASK_TYPE
+        assert GAME_IDS.matches(task["task"]["game_file"]) and task["task"]["subtask"] == TASK_TYPE
         # The game process served the goal's own search page: its instruction is the task description.
         page = f"WebShop [SEP] Instruction: [SEP] {task['task_description']} [SEP] Search"
         assert task["initial_observation"] == page

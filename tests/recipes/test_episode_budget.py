@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import pytest
 
 from strata.core.prompting import load_prompt_templates
-from strata.envs.discovery import DATA_VERSION_DIR
-from strata.envs.gen.catalog import load_room, room_kind, scene_numbers
-from strata.envs.gen.spec import sample_spec
-from strata.envs.gen.writer import write_game_files
+from strata.envs.alfworld.discovery import DATA_VERSION_DIR
+from strata.envs.alfworld.gen.catalog import load_room, room_kind, scene_numbers
+from strata.envs.alfworld.gen.spec import sample_spec
+from strata.envs.alfworld.gen.writer import write_game_files
 from strata.envs.pool import EnvPool
 from strata.envs.records import REASON_STEP_LIMIT
 from strata.envs.tasks import Task

@@ -95,8 +95,8 @@ def test_an_unknown_split_is_one_usage_error(tmp_path, capsys):
 
 
 def test_the_evaluated_task_list_s_digest_is_recorded_and_checked(tmp_path, capsys):
-    from strata.envs.bundled import bundled_data_path
-    from strata.envs.discovery import load_split
+    from strata.envs.alfworld.bundled import bundled_data_path
+    from strata.envs.alfworld.discovery import load_split
     from strata.envs.task_list import task_list_digest, write_task_list
 
     games = bundled_data_path(cache_dir=tmp_path / "cache")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strata.envs.tasks import SUBTASKS
+from strata.envs.alfworld.tasks import SUBTASKS
 from strata.report.schema import EvalResult, EvalSchemaError, SubtaskResult
 
 

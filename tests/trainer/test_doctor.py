@@ -190,8 +190,8 @@ def test_missing_task_lists_give_one_line_each(tmp_path):
 
 
 def test_task_lists_are_read_not_only_found(tmp_path):
-    from strata.envs.bundled import bundled_data_path
-    from strata.envs.discovery import load_split
+    from strata.envs.alfworld.bundled import bundled_data_path
+    from strata.envs.alfworld.discovery import load_split
     from strata.envs.task_list import write_task_list
 
     games = load_split(bundled_data_path(cache_dir=tmp_path / "cache"), "valid_seen")
@@ -477,8 +477,8 @@ def test_the_gpu_recipe_on_this_machine_reports_missing_gpus(tmp_path):
 
 
 def test_the_tiny_cpu_recipe_with_its_inputs_is_ok(tmp_path, tiny_model_dir):
-    from strata.envs.bundled import bundled_data_path
-    from strata.envs.prepare import prepare_data
+    from strata.envs.alfworld.bundled import bundled_data_path
+    from strata.envs.alfworld.prepare import prepare_data
 
     (tmp_path / "model").symlink_to(tiny_model_dir)
     prepare_data(bundled_data_path(), tmp_path / "data", splits=["train", "valid_seen"])

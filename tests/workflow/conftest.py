@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from strata.envs.bundled import bundled_data_path
-from strata.envs.discovery import load_split
+from strata.envs.alfworld.bundled import bundled_data_path
+from strata.envs.alfworld.discovery import load_split
 from strata.envs.pool import EnvPool
 
 

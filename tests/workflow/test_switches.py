@@ -35,7 +35,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 import strata.workflow.agent_loop as agent_loop
 from strata.core.seeding import derive_seed
-from strata.envs.magic_word import write_games
+from strata.envs.magic_word.game import write_games
 from strata.envs.sciworld.tasks import game_id
 from strata.envs.tasks import Task
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from strata.cli_output import add_force_argument, output_folder
 from strata.cli_types import non_negative_int, positive_int
-from strata.envs.discovery import DATA_VERSION_DIR
+from strata.envs.alfworld.discovery import DATA_VERSION_DIR
+from strata.envs.alfworld.gen.grammar import DEFAULT_GRAMMAR_VERSION, GRAMMAR_VERSIONS
+from strata.envs.alfworld.tasks import SPLITS, SUBTASKS, subtask_of
 from strata.envs.errors import EnvError
-from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, GRAMMAR_VERSIONS
-from strata.envs.tasks import SPLITS, SUBTASKS, subtask_of
 from strata.staging import staged
 
 EXAMPLE = "strata make-games --out outputs/games --split train --count 60 --seed 0 --task-types pick,clean"
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from strata.envs.gen.generate import generate_split
+    from strata.envs.alfworld.gen.generate import generate_split
 
     output_folder(args.out, force=True)  # never a file
     split_dir = output_folder(Path(args.out) / DATA_VERSION_DIR / args.split, args.force, option="--out's split")

@@ -19,8 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from strata.envs.webshop.catalog import GOAL_RANGES, load_catalog
+    from strata.envs.webshop.catalog import load_catalog
     from strata.envs.webshop.generate import write_catalog
+    from strata.envs.webshop.tasks import GOAL_RANGES
 
     folder = write_catalog(output_folder(args.out, args.force), args.products, args.seed)
     human, synthetic = load_catalog(folder), load_catalog(folder, goals="synthetic")

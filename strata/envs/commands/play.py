@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from strata.cli_types import positive_int
+from strata.cli_types import comma_list, positive_int
+from strata.envs.alfworld.tasks import SPLITS, SUBTASKS
 from strata.envs.errors import EnvError
 from strata.envs.policies import POLICY_HELP, POLICY_NAMES
 from strata.envs.registry import all_splits, environment, environment_names
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
-from strata.envs.tasks import SPLITS, SUBTASKS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
@@ -39,9 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-task-type", type=positive_int,
                         help="ScienceWorld: the first N variations per task type; WebShop: the first N goals")
     parser.add_argument("--goals", choices=("human", "synthetic"), default="human", help="WebShop's goal kind")
-    parser.add_argument(
-        "--task-types", default="", help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})"
-    )
+    parser.add_argument("--task-types", type=comma_list, default="",
+                        help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})")
     parser.add_argument("--out", help="write the table, metrics and every episode's outcome here (JSON)")
     parser.add_argument("--num-workers", type=positive_int, default=2)
     parser.add_argument("--max-steps", type=positive_int, default=None,
@@ -71,37 +70,14 @@ def progress_printer(total: int, began: float, every_s: float = PROGRESS_EVERY_S
 
 
 def run(args: argparse.Namespace) -> int:
-    from strata.envs.bundled import bundled_data_path
-    from strata.envs.discovery import load_split
     from strata.envs.metrics import end_reasons, success_table
     from strata.envs.play import play_tasks
     from strata.envs.pool import EnvPool
     from strata.envs.task_list import read_task_list
 
-    task_types = [t for t in args.task_types.split(",") if t]
-    if args.bundled and args.env != "alfworld":  # the bundled games are ALFWorld's; no other environment has a set
-        print(f"error: --bundled is ALFWorld's small generated set; {args.env} has none: give "
-              + ("--data-path (WebShop's data/ folder or `strata make-webshop`'s)" if args.env == "webshop" else
-                 "--split and --per-task-type (ScienceWorld's own variations), or --task-list"), file=sys.stderr)
-        return 2
     try:
-        if args.task_list:
-            tasks = read_task_list(args.task_list)
-        elif args.env == "sciworld":
-            from strata.envs.sciworld.prepare import sciworld_tasks
-
-            tasks = sciworld_tasks(args.split or "valid", task_types, args.per_task_type)
-        elif args.env == "webshop" and args.data_path:
-            from strata.envs.webshop.prepare import webshop_tasks
-
-            tasks = webshop_tasks(args.data_path, args.split or "test", args.goals, args.per_task_type)
-        elif args.bundled or args.data_path:
-            tasks = load_split(bundled_data_path() if args.bundled else args.data_path,
-                               args.split or "valid_seen", task_types)
-        else:
-            print("error: give --data-path, --task-list or --bundled (or --env sciworld)", file=sys.stderr)
-            return 2
-    except (EnvError, OSError) as exc:
+        tasks = read_task_list(args.task_list) if args.task_list else environment(args.env).part("play_source")(args)
+    except EnvError as exc:  # an OSError is strata.cli's to report
         print(f"error: {exc}", file=sys.stderr)
         return 2
     began = time.perf_counter()
@@ -112,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     table = success_table(outcomes)
     reasons = end_reasons(outcomes)
     print(f"{args.policy} policy, {len(tasks)} games, {time.perf_counter() - began:.1f}s")
-    print(table.format(played_only=bool(task_types)))  # only the task types asked for
+    print(table.format(played_only=bool(args.task_types)))  # only the task types asked for
     print("end reasons: " + ", ".join(f"{why} {n}" for why, n in reasons.items()))
     scores = [o.score for o in outcomes if o.score is not None]
     if scores:  # ScienceWorld's and WebShop's own metric: the mean final score x 100

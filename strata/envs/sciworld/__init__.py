@@ -7,4 +7,5 @@ The simulator is Scala in a jar, driven over py4j (`scienceworld` 1.2.3). Nothin
     view      what the action prompt shows of the action space (objects in view, trimmed to a budget)
     engine    SciWorldEngine, SciWorldSession (what `strata.envs.worker` runs for ``engine="sciworld"``)
     prepare   task lists for the trainer from the simulator's variation splits
+    policies  the random policy of `strata play` (random templates over the objects in view)
 """

@@ -23,14 +23,14 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from strata.envs.engine import DEFAULT_MAX_STEPS
 from strata.envs.errors import EngineLostError
 from strata.envs.records import EpisodeStart
 from strata.envs.sciworld.tasks import SPLIT_METHODS, parse_game_id
 from strata.envs.sciworld.view import object_view
-from strata.envs.session import EpisodeSession, Outcome
+from strata.envs.session import DEFAULT_MAX_STEPS, EpisodeSession, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def jvm() -> Jvm:
 
 class SciWorldEngine:
     """One simulator object; `start` a game id (task type + variation), then play it. A worker keeps it across
-    episodes as it keeps an `strata.envs.engine.AlfworldEngine` (``game_file``, ``unload``)."""
+    episodes as it keeps an `strata.envs.alfworld.engine.AlfworldEngine` (``game_file``, ``unload``)."""
 
     def __init__(self) -> None:
         self._jvm = jvm()
@@ -165,3 +165,14 @@ class SciWorldSession(EpisodeSession):
 
     def commands_after(self, observation: str) -> tuple[str, ...]:
         return () if self.done else self.engine.objects(observation)
+
+
+def host_check(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """What ScienceWorld needs beyond Python packages (`strata.envs.registry`): Java, since every game process
+    starts the simulator's jar with it."""
+    java = shutil.which("java", path=environ.get("PATH", os.defpath))
+    if java is None:
+        return [("error", "sciworld: no `java` on PATH, and every ScienceWorld game process starts its simulator "
+                          "with it: install a Java 17 runtime (apt-get install openjdk-17-jre-headless; "
+                          "`make install` does where apt-get works) or put its bin folder on PATH.")]
+    return [("ok", f"sciworld: the simulator runs on {java}")]

@@ -1,13 +1,15 @@
-"""Task lists for the trainer from ScienceWorld's own variation splits (one parquet per split)."""
+"""Task lists for the trainer from ScienceWorld's own variation splits (one parquet per split); what `strata
+prepare-data` and `strata play` do for ScienceWorld (no data folder: the simulator holds its variations)."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from strata.envs.prepare import PreparedSplit
+from strata.envs.errors import EnvError
 from strata.envs.sciworld.tasks import DEFAULT_TASK_SET, SPLITS, check_split, game_id, resolve_task_types
-from strata.envs.task_list import write_task_list
+from strata.envs.task_list import PreparedSplit, write_task_list
 from strata.envs.tasks import Task
 
 
@@ -47,3 +49,22 @@ def prepare_sciworld(
             counts[task.subtask] = counts.get(task.subtask, 0) + 1
         prepared.append(PreparedSplit(split, path, counts, {}))
     return prepared
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """`strata prepare-data --env sciworld`: the variations of each split, a line a split."""
+    if args.per_task_type is not None and args.per_task_type < 1:
+        raise EnvError(f"--per-task-type must be >= 1, got {args.per_task_type}")
+    prepared = prepare_sciworld(args.out, splits=args.splits or SPLITS, task_types=args.task_types,
+                                per_task_type=args.per_task_type, task_set=args.task_set or DEFAULT_TASK_SET)
+    for split in prepared:
+        print(f"{split.split:<6} {split.total:>6} variations, {len(split.counts_by_subtask)} task types  {split.path}")
+    return 0
+
+
+def play_source(args: argparse.Namespace) -> list[Task]:
+    """The games `strata play --env sciworld` plays: a split of the simulator's own variations."""
+    if args.bundled:  # the bundled games are ALFWorld's
+        raise EnvError("--bundled is ALFWorld's small generated set; sciworld has none: give --split and "
+                       "--per-task-type (ScienceWorld's own variations), or --task-list")
+    return sciworld_tasks(args.split or "valid", args.task_types, args.per_task_type)

@@ -12,14 +12,13 @@ training uses) and ``test`` (held out for the final evaluation).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from strata.envs.errors import UnknownNameError
+from strata.envs.registry import About
+from strata.envs.tasks import GameIds, Task, check_split_in
 
-if TYPE_CHECKING:
-    from strata.envs.tasks import Task
-
-GAME_ID_PREFIX = "sciworld:"
+GAME_IDS = GameIds("sciworld:", ("task type", "variation"), "ScienceWorld")
 
 # The 30 task types in scienceworld 1.2.3's order (constants.ID2TASK, task ids 1-1 ... 10-2).
 TASK_TYPES: tuple[str, ...] = (
@@ -90,11 +89,7 @@ def check_task_type(name: str) -> str:
 
 
 def check_split(split: str) -> str:
-    if split not in SPLITS:
-        raise UnknownNameError(
-            f"unknown ScienceWorld split {split!r}; known splits: {', '.join(SPLITS)} (valid = ScienceWorld's dev)"
-        )
-    return split
+    return check_split_in(split, SPLITS, "ScienceWorld", " (valid = ScienceWorld's dev)")
 
 
 def resolve_task_types(names: list[str] | tuple[str, ...] | None,
@@ -112,18 +107,12 @@ def game_id(task_type: str, variation: int) -> str:
     """``sciworld:<task type>:<variation>``, the game locator a `Task` carries in ``game_file``."""
     if variation < 0:
         raise ValueError(f"variation must be >= 0, got {variation}")
-    return f"{GAME_ID_PREFIX}{check_task_type(task_type)}:{variation}"
-
-
-def is_game_id(game: str) -> bool:
-    return game.startswith(GAME_ID_PREFIX)
+    return GAME_IDS.make(check_task_type(task_type), variation)
 
 
 def parse_game_id(game: str) -> tuple[str, int]:
     """(task type, variation) of a game id; raises `ValueError` naming the id when it is malformed."""
-    task_type, sep, variation = game.removeprefix(GAME_ID_PREFIX).rpartition(":")
-    if not is_game_id(game) or not sep or not variation.isdigit():
-        raise ValueError(f"{game!r} is not a ScienceWorld game id ({GAME_ID_PREFIX}<task type>:<variation>)")
+    task_type, variation = GAME_IDS.parse(game, digits=(1,))
     return check_task_type(task_type), int(variation)
 
 
@@ -156,3 +145,7 @@ def task_row(task: Task) -> tuple[str, dict[str, Any]]:
 
 def game_fingerprint(task: Task, memo: dict) -> str:
     return task.game_file  # task type and variation: the simulator's own
+
+
+ABOUT = About("ScienceWorld", "ScienceWorld science experiments", "scienceworld",
+              "ScienceWorld version: task variations and their train/dev/test split are the simulator's own")

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strata.envs.errors import CatalogError
-from strata.envs.webshop.tasks import check_split, parse_game_id, task_name
+from strata.envs.webshop.tasks import GOAL_RANGES, check_split, parse_game_id, task_name
 
 if TYPE_CHECKING:
     from strata.envs.tasks import Task
@@ -51,8 +51,6 @@ PRICE_CAPS = tuple(10.0 * i for i in range(1, 100))  # WebShop's PRICE_RANGE
 NO_PRICE_CAP = 1_000_000.0  # what a goal gets when fewer than two caps lie above the price
 GOAL_SHUFFLE_SEED = 233
 GOAL_KINDS = ("human", "synthetic")
-# Each split's goal indices in WebShop's shuffled goal order (the names: strata.envs.webshop.tasks.SPLITS).
-GOAL_RANGES = {"test": (0, 500), "valid": (500, 1500), "train": (1500, None)}
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Mapping
 
 from strata.envs.webshop.reward import NounTagger
 
@@ -59,3 +60,13 @@ def noun_tagger(model: str | None = DEFAULT_MODEL) -> NounTagger:
         logger.warning("spaCy model %s is not installed (python -m spacy download %s): the WebShop reward's "
                        "title nouns come from the word fallback", model, model)
     return word_nouns
+
+
+def host_check(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """What WebShop needs beyond Python packages (`strata.envs.registry`): spaCy's English model for the reward's
+    title nouns, a download no package registry serves; without it the documented word fallback scores them."""
+    if model_installed(DEFAULT_MODEL):
+        return [("ok", f"webshop: the reward's title nouns from spaCy's {DEFAULT_MODEL}")]
+    return [("warning", f"webshop: spaCy's {DEFAULT_MODEL} is not installed (python -m spacy download "
+                        f"{DEFAULT_MODEL}): the reward's title nouns come from the word fallback "
+                        "(strata/envs/webshop/nouns.py), whose agreement with the tagger is unmeasured")]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from strata.envs.webshop.search import RESULTS
 from strata.envs.webshop.site import BUY, NEXT, PER_PAGE, ShopSession
@@ -38,3 +39,19 @@ def random_action(actions: Sequence[str], instruction: str, rng: random.Random) 
         words = instruction.split()
         return f"search[{' '.join(rng.sample(words, min(3, len(words))))}]"
     return action
+
+
+@dataclass
+class RandomPolicy:
+    """`random_action` for one episode: searches use random words of the goal's ``instruction``, not the
+    placeholder ``<your query>`` the search page lists."""
+
+    rng: random.Random
+    instruction: str
+
+    @classmethod
+    def for_episode(cls, rng: random.Random, instruction: str) -> RandomPolicy:
+        return cls(rng, instruction)
+
+    def act(self, admissible_commands: tuple[str, ...]) -> str:
+        return random_action(sorted(admissible_commands), self.instruction, self.rng)

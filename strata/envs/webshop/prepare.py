@@ -1,16 +1,17 @@
-"""Task lists for the trainer from a WebShop catalogue's goal splits (one parquet per split)."""
+"""Task lists for the trainer from a WebShop catalogue's goal splits (one parquet per split); what `strata
+prepare-data` and `strata play` do for WebShop (WebShop's data folder, or one `strata make-webshop` wrote)."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from strata.envs.errors import TaskListError
-from strata.envs.prepare import PreparedSplit
-from strata.envs.task_list import write_task_list
+from strata.envs.errors import EnvError, TaskListError
+from strata.envs.task_list import PreparedSplit, write_task_list
 from strata.envs.tasks import Task
-from strata.envs.webshop.catalog import GOAL_RANGES, Catalog, load_catalog
-from strata.envs.webshop.tasks import SPLITS, TASK_TYPE, check_split, game_id
+from strata.envs.webshop.catalog import Catalog, load_catalog
+from strata.envs.webshop.tasks import GOAL_RANGES, SPLITS, TASK_TYPE, check_split, game_id
 
 
 def webshop_tasks(folder: str | Path, split: str, goals: str = "human", limit: int | None = None,
@@ -43,3 +44,26 @@ def prepare_webshop(folder: str | Path, out_dir: str | Path, splits: Sequence[st
         path = write_task_list(tasks, Path(out_dir) / f"{split}.parquet")
         prepared.append(PreparedSplit(split, path, {TASK_TYPE: len(tasks)}, {}))
     return prepared
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """`strata prepare-data --env webshop`: the goals of each split, a line a split."""
+    if not args.data_path:
+        raise EnvError("give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
+    if args.per_task_type is not None and args.per_task_type < 1:
+        raise EnvError(f"--per-task-type must be >= 1, got {args.per_task_type}")
+    prepared = prepare_webshop(args.data_path, args.out, splits=args.splits or SPLITS, goals=args.goals,
+                               limit=args.per_task_type)
+    for split in prepared:
+        print(f"{split.split:<6} {split.total:>6} {args.goals} goals  {split.path}")
+    return 0
+
+
+def play_source(args: argparse.Namespace) -> list[Task]:
+    """The games `strata play --env webshop` plays: a split of the goals of the catalogue in ``--data-path``."""
+    if args.bundled:  # the bundled games are ALFWorld's
+        raise EnvError("--bundled is ALFWorld's small generated set; webshop has none: give --data-path (WebShop's "
+                       "data/ folder or `strata make-webshop`'s)")
+    if not args.data_path:
+        raise EnvError("give --data-path (WebShop's data/ folder or `strata make-webshop`'s) or --task-list")
+    return webshop_tasks(args.data_path, args.split or "test", args.goals, args.per_task_type)

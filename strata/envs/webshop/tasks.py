@@ -10,42 +10,33 @@ paper and its peers report one WebShop score.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from strata.envs.errors import UnknownNameError
+from strata.envs.registry import About
+from strata.envs.tasks import GameIds, Task, check_split_in
 
-if TYPE_CHECKING:
-    from strata.envs.tasks import Task
-
-GAME_ID_PREFIX = "webshop:"
+GAME_IDS = GameIds("webshop:", ("goals", "index", "folder"), "WebShop")
 TASK_TYPE = "webshop"
 TASK_TYPES: tuple[str, ...] = (TASK_TYPE,)
-SPLITS: tuple[str, ...] = ("train", "valid", "test")  # their goals: strata.envs.webshop.catalog.GOAL_RANGES
+# Each split's goal indices [start, stop) in WebShop's shuffled goal order.
+GOAL_RANGES: dict[str, tuple[int, int | None]] = {"train": (1500, None), "valid": (500, 1500), "test": (0, 500)}
+SPLITS: tuple[str, ...] = tuple(GOAL_RANGES)
 DEFAULT_MAX_STEPS = 15  # the horizon verl-agent's WebShop recipes use (env.max_steps=15)
 
 
 def check_split(split: str) -> str:
-    if split not in SPLITS:
-        raise UnknownNameError(f"unknown WebShop split {split!r}; known splits: {', '.join(SPLITS)}")
-    return split
+    return check_split_in(split, SPLITS, "WebShop")
 
 
 def game_id(folder: str | Path, goals: str, index: int) -> str:
     if index < 0:
         raise ValueError(f"goal index must be >= 0, got {index}")
-    return f"{GAME_ID_PREFIX}{goals}:{index}:{Path(folder).resolve()}"
-
-
-def is_game_id(game: str) -> bool:
-    return game.startswith(GAME_ID_PREFIX)
+    return GAME_IDS.make(goals, index, Path(folder).resolve())
 
 
 def parse_game_id(game: str) -> tuple[str, str, int]:
     """(catalogue folder, goals, goal index) of a game id; raises `ValueError` naming a malformed one."""
-    parts = game.removeprefix(GAME_ID_PREFIX).split(":", 2)
-    if not is_game_id(game) or len(parts) != 3 or not parts[1].isdigit() or not parts[2]:
-        raise ValueError(f"{game!r} is not a WebShop game id ({GAME_ID_PREFIX}<goals>:<index>:<folder>)")
-    goals, index, folder = parts
+    goals, index, folder = GAME_IDS.parse(game, digits=(1,))
     return folder, goals, int(index)
 
 
@@ -73,3 +64,7 @@ def task_row(task: Task) -> tuple[str, dict[str, Any]]:
     """The task list's description names the goal (its instruction needs the catalogue loaded)."""
     return f"WebShop goal {task_name(task)}", {}
 
+
+ABOUT = About("WebShop", "WebShop online shopping", "webshop",
+              "WebShop catalogue (the 1,000-product or full set, human or synthetic goals) and the spaCy model of "
+              "the reward's title nouns")

@@ -3,8 +3,6 @@ and the checkpoint to resume from."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,32 +64,17 @@ def check_env_and_run(config: DictConfig) -> None:
 
 
 def environment(config: DictConfig) -> Iterator[tuple[Level, str]]:
-    """What the environment needs beyond the project's Python packages: for ScienceWorld, Java (its simulator is
-    a jar every game process starts); for WebShop, spaCy's English model for the reward's title nouns (a
-    registry-less download; without it the documented word fallback scores them)."""
+    """What the environment needs beyond the project's Python packages, as its registry entry's ``host_check``
+    says (ScienceWorld: Java; WebShop: spaCy's English model); an environment without one needs nothing more."""
+    from strata.envs.registry import environment as registered
+    from strata.envs.registry import environment_names
+
     name = str(select(config, "env.name", "alfworld"))
-    if name == "sciworld":
-        java = shutil.which("java", path=run_env(config).get("PATH", os.defpath))
-        if java is None:
-            yield Level.ERROR, ("sciworld: no `java` on PATH, and every ScienceWorld game process starts its simulator "
-                                "with it: install a Java 17 runtime (apt-get install openjdk-17-jre-headless; "
-                                "`make install` does where apt-get works) or put its bin folder on PATH.")
-        else:
-            yield Level.OK, f"sciworld: the simulator runs on {java}"
-        return
-    if name != "webshop":
+    if name not in environment_names() or not registered(name).host_check:
         yield Level.OK, name
         return
-    from strata.envs.webshop.nouns import DEFAULT_MODEL, model_installed
-
-    if model_installed(DEFAULT_MODEL):
-        yield Level.OK, f"webshop: the reward's title nouns from spaCy's {DEFAULT_MODEL}"
-        return
-    yield Level.WARNING, (
-        f"webshop: spaCy's {DEFAULT_MODEL} is not installed (python -m spacy download {DEFAULT_MODEL}): the reward's "
-        "title nouns come from the word fallback (strata/envs/webshop/nouns.py), whose agreement with the tagger "
-        "is unmeasured"
-    )
+    for level, line in registered(name).part("host_check")(run_env(config)):
+        yield Level(level), line
 
 
 # Counts verl's start-up validation does arithmetic on: a string there (`key=abc`) would be a TypeError.

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strata.envs.alfworld.tasks import TASK_TYPE_TO_SUBTASK, check_split, resolve_task_types
 from strata.envs.errors import AlfworldDataError, GameFileError
-from strata.envs.tasks import TASK_TYPE_TO_SUBTASK, Task, check_split, resolve_task_types
+from strata.envs.tasks import Task
 
 logger = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from strata.envs.discovery import GAME_FILE, TRAJ_FILE
-from strata.envs.engine import AlfworldEngine, GameSession
+from strata.envs.alfworld.discovery import GAME_FILE, TRAJ_FILE
+from strata.envs.alfworld.engine import AlfworldEngine, GameSession
+from strata.envs.alfworld.gen.grammar import DEFAULT_GRAMMAR_VERSION, game_logic
+from strata.envs.alfworld.gen.pddl import problem_pddl
+from strata.envs.alfworld.gen.spec import GameSpec
 from strata.envs.errors import UnwinnableGameError
-from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, game_logic
-from strata.envs.gen.pddl import problem_pddl
-from strata.envs.gen.spec import GameSpec
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from strata.envs.actions import match_command
 from strata.envs.records import EpisodeStart
-from strata.envs.session import EpisodeSession, Outcome
+from strata.envs.session import DEFAULT_MAX_STEPS, EpisodeSession, Outcome
 
 TASK_PREFIX = "Your task is to: "
-DEFAULT_MAX_STEPS = 50  # ALFWorld's and StraTA's episode horizon H
 HIDDEN_COMMANDS = frozenset({"help"})  # never reported as admissible (see the module docstring)
 
 

@@ -55,7 +55,7 @@ def receptacles_in_view(admissible_commands: Sequence[str]) -> list[str]:
 def search_candidates(goal: PickGoal, receptacles: Sequence[str]) -> list[str]:
     """The receptacles that may hold ``goal.obj`` by ALFRED's class tables (the goal receptacle never does:
     ALFWorld's pick games never start with the object already in place)."""
-    from strata.envs.gen.catalog import class_tables
+    from strata.envs.alfworld.gen.catalog import class_tables
 
     can_contain = {cls.lower(): holds for cls, holds in class_tables().can_contain.items()}
     obj_classes = {c for holds in can_contain.values() for c in holds if c.lower() == goal.obj}

@@ -7,8 +7,8 @@ The goal comes verbatim from alfworld's goal library.
 
 from __future__ import annotations
 
-from strata.envs.gen.catalog import class_tables
-from strata.envs.gen.spec import GameSpec
+from strata.envs.alfworld.gen.catalog import class_tables
+from strata.envs.alfworld.gen.spec import GameSpec
 
 # Types the domain names as constants in its preconditions (CleanObject needs SinkBasinType, ...):
 # they must be declared even when the room has none.

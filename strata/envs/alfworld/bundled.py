@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from strata.envs.discovery import DATA_VERSION_DIR
+from strata.envs.alfworld.discovery import DATA_VERSION_DIR
 
 ARCHIVE = Path(__file__).parent / "bundled_games" / "bundled_games.tar.xz"
 
@@ -42,8 +42,8 @@ BUNDLE_RECIPE = BundleRecipe(
 def build_bundle(data_path: str | Path, recipe: BundleRecipe = BUNDLE_RECIPE, workers: int = 1) -> None:
     """Generate the bundled games into ``data_path`` (must not hold them already), in ``workers`` processes
     (the same files with any number: `generate_split`)."""
-    from strata.envs.engine import AlfworldEngine
-    from strata.envs.gen.generate import generate_split
+    from strata.envs.alfworld.engine import AlfworldEngine
+    from strata.envs.alfworld.gen.generate import generate_split
 
     engine = AlfworldEngine() if workers <= 1 else None
     for split, count in recipe.counts:

@@ -15,13 +15,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from strata.envs.discovery import DATA_VERSION_DIR
-from strata.envs.engine import AlfworldEngine
+from strata.envs.alfworld.discovery import DATA_VERSION_DIR
+from strata.envs.alfworld.engine import AlfworldEngine
+from strata.envs.alfworld.gen.grammar import DEFAULT_GRAMMAR_VERSION, game_logic
+from strata.envs.alfworld.gen.spec import sample_spec
+from strata.envs.alfworld.gen.writer import GeneratedGame, write_game
+from strata.envs.alfworld.tasks import check_split, resolve_task_types
 from strata.envs.errors import UnwinnableGameError
-from strata.envs.gen.grammar import DEFAULT_GRAMMAR_VERSION, game_logic
-from strata.envs.gen.spec import sample_spec
-from strata.envs.gen.writer import GeneratedGame, write_game
-from strata.envs.tasks import check_split, resolve_task_types
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def generate_split(
 
     ``task_types`` selects by subtask or task-type name (all six by default). A drawn game the planner
     cannot win is redrawn from the same stream (at most `MAX_REDRAWS` times, each logged). The ``max_*``
-    arguments bound the room's size (see `strata.envs.gen.spec`). ``workers`` > 1 writes the games in that
+    arguments bound the room's size (see `strata.envs.alfworld.gen.spec`). ``workers`` > 1 writes the games in that
     many processes, each with its own engine (verifying a game is single-threaded planner work, ~0.6 s);
     every game's stream is its own, so the files are the same as with one.
     """

@@ -47,8 +47,10 @@ import yaml
 
 from strata.core.prompting import load_prompt_templates
 from strata.envs.actions import match_command
+from strata.envs.alfworld.tasks import check_split
 from strata.envs.records import StepResult
-from strata.envs.tasks import Task, check_split
+from strata.envs.registry import About
+from strata.envs.tasks import Task
 
 TASK_TYPE = "pick_and_place_simple"  # counted as the subtask "pick" in every metric
 TASK_DESCRIPTION = "say the magic word"
@@ -202,3 +204,7 @@ class MagicWordEnv:
     async def episode(self, task: Task) -> AsyncIterator[MagicWordEpisode]:
         """A fresh episode of ``task``'s game (every start is the same initial state)."""
         yield MagicWordEpisode(task, load_game(task.game_file), self.max_steps, self.normalize_actions)
+
+
+ABOUT = About("the magic-word game", "the magic-word toy game (StraTA's learning check)", "toy",
+              "game generator (`strata build-learning-check`)")

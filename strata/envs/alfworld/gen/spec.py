@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from strata.envs.gen.catalog import (
+from strata.envs.alfworld.gen.catalog import (
     LAMP_CLASSES,
     Receptacle,
     Room,
@@ -29,7 +29,7 @@ from strata.envs.gen.catalog import (
     room_kind,
     scene_numbers,
 )
-from strata.envs.tasks import subtask_of
+from strata.envs.alfworld.tasks import subtask_of
 
 # The appliance each state-change task needs; it is never also the target receptacle.
 APPLIANCE = {
