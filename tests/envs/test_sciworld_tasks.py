@@ -71,8 +71,9 @@ def test_prepare_data_writes_small_balanced_sciworld_lists(tmp_path, capsys):
     tasks = read_task_list(tmp_path / "valid.parquet")
     assert [t.task_type for t in tasks] == ["boil", "boil", "find-plant", "find-plant"]  # the simulator's order
     assert all(t.split == "valid" and t.subtask == t.task_type for t in tasks)
-    assert main(["prepare-data", "--env", "sciworld", "--per-task-type", "0", "--out", str(tmp_path)]) == 2
-    assert "--per-task-type must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # argparse's one-line usage error
+        main(["prepare-data", "--env", "sciworld", "--per-task-type", "0", "--out", str(tmp_path)])
+    assert usage.value.code == 2 and "--per-task-type: expected an integer >= 1, got 0" in capsys.readouterr().err
 
 
 def test_the_default_task_set_is_agentgym_s():

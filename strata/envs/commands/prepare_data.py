@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from strata.cli_types import comma_list
+from strata.cli_types import comma_list, positive_int
 from strata.envs.alfworld.tasks import SPLITS, SUBTASKS
 from strata.envs.errors import EnvError
 from strata.envs.registry import environment, environment_names
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "ScienceWorld, which the StraTA code runs, keeps) or all 30")
     parser.add_argument("--goals", choices=("human", "synthetic"), default="human",
                         help="webshop: WebShop's human-written goals or its synthetic ones")
-    parser.add_argument("--per-task-type", type=int, default=None,
+    parser.add_argument("--per-task-type", type=positive_int, default=None,
                         help="sciworld: only the first N variations of each task type in each split (a small, "
                         "balanced validation list); webshop: the first N goals of each split")
 

@@ -53,8 +53,6 @@ def prepare_sciworld(
 
 def prepare_command(args: argparse.Namespace) -> int:
     """`strata prepare-data --env sciworld`: the variations of each split, a line a split."""
-    if args.per_task_type is not None and args.per_task_type < 1:
-        raise EnvError(f"--per-task-type must be >= 1, got {args.per_task_type}")
     prepared = prepare_sciworld(args.out, splits=args.splits or SPLITS, task_types=args.task_types,
                                 per_task_type=args.per_task_type, task_set=args.task_set or DEFAULT_TASK_SET)
     for split in prepared:

@@ -50,8 +50,6 @@ def prepare_command(args: argparse.Namespace) -> int:
     """`strata prepare-data --env webshop`: the goals of each split, a line a split."""
     if not args.data_path:
         raise EnvError("give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
-    if args.per_task_type is not None and args.per_task_type < 1:
-        raise EnvError(f"--per-task-type must be >= 1, got {args.per_task_type}")
     prepared = prepare_webshop(args.data_path, args.out, splits=args.splits or SPLITS, goals=args.goals,
                                limit=args.per_task_type)
     for split in prepared:
