@@ -90,7 +90,6 @@ def test_webshop_random_play_lists_only_actions_its_normalisation_keeps(shop: Pa
 def test_sciworld_object_names_survive_normalisation() -> None:
     """ScienceWorld lists object names for its templates; a command built from one keeps the name as listed, in
     every room the gold plans of three task types walk through (the JVM dies with this process)."""
-    pytest.importorskip("scienceworld")
     from strata.envs.sciworld.engine import SciWorldEngine, SciWorldSession
     from strata.envs.sciworld.tasks import game_id as sciworld_game
 
