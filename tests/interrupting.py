@@ -1,8 +1,8 @@
 """A real Ctrl-C landed inside a tool's staged block (`strata.staging`): for the interruption tests.
 
-The helper waits for the tool's partial folder to appear, stops the process there (SIGSTOP), and sends SIGINT
-only if the partial folder is still there, so the interruption always falls inside the staged block; a tool that
-finished first is let go and the attempt repeated with a new output."""
+The helper waits for the tool's partial folder to appear, stops the process there (SIGSTOP, waiting until it has
+stopped), and sends SIGINT only if the partial folder is still there, so the interruption always falls inside the
+staged block; a tool that finished first is let go and the attempt repeated with a new output."""
 
 from __future__ import annotations
 
@@ -31,6 +31,17 @@ def _appeared(path: Path, process: subprocess.Popen, timeout_s: float) -> bool:
     return False
 
 
+def _wait_until_stopped(pid: int, timeout_s: float = 10.0) -> None:
+    """Until ``pid`` is stopped (state ``T`` in /proc): a process in a system call (the rename that ends the staged
+    block) stops only when the call returns, so the folder it works on is settled only then."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+            return
+        time.sleep(0.001)
+    pytest.fail(f"process {pid} did not stop within {timeout_s} s of SIGSTOP")
+
+
 def interrupt_mid_write(command: Callable[[int], tuple[list[str], Path]], attempts: int = 10,
                         timeout_s: float = 120.0) -> tuple[list[str], Path, subprocess.CompletedProcess]:
     """Run ``strata *args`` (``command(attempt)`` gives the arguments and the folder the tool stages) until one
@@ -43,6 +54,7 @@ def interrupt_mid_write(command: Callable[[int], tuple[list[str], Path]], attemp
         caught = _appeared(staging, process, timeout_s)
         if caught:
             os.kill(process.pid, signal.SIGSTOP)
+            _wait_until_stopped(process.pid)  # kill() returns before a process inside a rename has stopped
             caught = staging.exists()
             if caught:
                 os.kill(process.pid, signal.SIGINT)
