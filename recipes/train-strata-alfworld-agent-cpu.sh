@@ -18,6 +18,10 @@
 # plain clipped loss with vLLM's log-probs as its anchor, ~1e-5 from FSDP's on a CPU) and verl's old-log-prob
 # pass is skipped (~17 s of a 64-episode step). Its entropy metric goes with it: strata/sampled_token_nll
 # estimates the same from the sampled tokens.
+# Log-probs from verl's fused torch kernel (use_fused_kernels, impl_backend=torch): without flash-attn, verl's
+# log-softmax loops over the micro-batch one token at a time (thousands of tiny ops forward and backward); the
+# fused kernel works on chunks of tokens. Same numbers (every logged metric of two 64-episode steps equal to
+# 1e-6), reference pass 19 s -> 5 s and update 42 s -> 14 s (benchmarks/RESULTS_alfworld_learning.md, §3).
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +71,8 @@ logged "$OUT/train.log" $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_R
   data.seed=$SEED \
   actor_rollout_ref.model.path="$AGENT/model" \
   actor_rollout_ref.model.use_remove_padding=false \
+  actor_rollout_ref.model.use_fused_kernels=true \
+  actor_rollout_ref.model.fused_kernel_options.impl_backend=torch \
   actor_rollout_ref.rollout.seed=$SEED \
   actor_rollout_ref.actor.ppo_mini_batch_size=$TASKS \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \

@@ -42,3 +42,43 @@ def test_sdpa_keeps_packed_rows_apart():
         leaked = model(packed, position_ids=torch.arange(12)[None], use_cache=False).logits
     torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-5)
     assert (leaked[:, 7:] - alone[:, 7:]).abs().max() > 1e-3  # the check can tell packed from joined rows
+
+
+def test_the_cpu_benchmark_takes_log_probs_from_the_fused_torch_kernel():
+    """Without flash-attn, verl's log-softmax loops over a micro-batch one token at a time; the CPU learning
+    benchmark's recipe asks for verl's fused kernel (chunks of tokens) instead. The GPU recipes keep verl's
+    default."""
+    for recipe in RECIPES:
+        if not recipe.startswith(("train-", "evaluate-")):
+            continue
+        model = resolve(recipe, *recipe_args(recipe))["actor_rollout_ref"]["model"]
+        fused = recipe in PADDED
+        assert model["use_fused_kernels"] is fused, recipe
+        if fused:
+            assert model["fused_kernel_options"]["impl_backend"] == "torch"
+
+
+def test_the_fused_torch_kernel_gives_the_log_probs_and_gradients_of_the_log_softmax():
+    """What the benchmark's switch relies on: verl's fused kernel and its per-token log-softmax agree in fp32 on a
+    CPU, values and gradients (of the hidden states and of the output layer), for rows longer than one chunk."""
+    from verl.utils.experimental.torch_functional import FusedLinearForPPO
+    from verl.utils.torch_functional import logprobs_from_logits
+
+    torch.manual_seed(0)
+    tokens, width, vocab = 700, 32, 96  # 700 tokens: two chunks of the kernel's 512
+    hidden = torch.randn(tokens, width, requires_grad=True)
+    weight = torch.randn(vocab, width, requires_grad=True)
+    labels = torch.randint(0, vocab, (tokens,))
+    direction = torch.randn(tokens)
+
+    fused, _ = FusedLinearForPPO(impl_backend="torch")(hidden, weight, labels)
+    (fused * direction).sum().backward()
+    fused_grads = hidden.grad.clone(), weight.grad.clone()
+    hidden.grad, weight.grad = None, None
+
+    plain = logprobs_from_logits(hidden @ weight.T, labels)
+    (plain * direction).sum().backward()
+
+    torch.testing.assert_close(fused, plain, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused_grads[0], hidden.grad, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused_grads[1], weight.grad, atol=1e-5, rtol=1e-5)
