@@ -6,7 +6,8 @@
 #   bash recipes/evaluate-gigpo-webshop-qwen2.5-1.5b.sh CHECKPOINT [SEED] [overrides...]
 #
 # CHECKPOINT: a training checkpoint (.../global_step_N) or an exported Hugging Face folder. SPLIT=valid plays the
-# 1,000 valid goals. Writes eval_seed<SEED>.json and .md (mean score, WebShop's reward x 100, then success);
+# 1,000 valid goals, which only human goals on the full catalogue have. Writes eval_seed<SEED>.json and .md (which
+# goals, then the mean score, WebShop's reward x 100, then success);
 # combine seeds with `strata report-eval`. See recipes/lib/evaluate-strata-alfworld.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

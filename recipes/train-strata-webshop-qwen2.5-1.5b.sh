@@ -7,12 +7,14 @@
 #
 #   # once: WebShop's data/ folder from its setup.sh (items_shuffle_1000.json, items_ins_v2_1000.json,
 #   # items_human_ins.json), or `strata make-webshop --out $WEBSHOP_DATA` for a generated catalogue
-#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --out "$DATA"          # train/valid/test
-#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --splits valid --per-task-type 100 --out "$DATA/100"
+#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --out "$DATA"          # train/test
+#   strata prepare-data --env webshop --data-path "$WEBSHOP_DATA" --splits test --per-task-type 100 --out "$DATA/100"
 #   bash recipes/train-strata-webshop-qwen2.5-1.5b.sh                                    # train
 #
-# Goals: WebShop's human goals in its own order (goals 0-499 test, 500-1499 valid, the rest train); validation
-# every 10 steps plays the first 100 valid goals; the evaluation recipes play the 500 test goals.
+# Goals: the synthetic goals of the 1,000-product files, goals 0-499 test and the rest train, as verl-agent
+# (human_goals: False) and AgentGym train and test (`--goals human` for WebShop's human goals: on the full
+# catalogue they take WebShop's own split, 0-499 test, 500-1499 valid, the rest train). Validation every 10 steps
+# plays the first 100 test goals, as verl-agent validates on its test goals; the evaluation recipes play all 500.
 # Row budget: the ALFWorld recipe's, 2048 + 30720 tokens. A WebShop page turn is a few hundred tokens (a results
 # page: 10 titles and their clicks); 15 steps of the longest pages with 512-token responses stay far inside it
 # (tests/recipes/test_webshop_episode_budget.py plays them on a catalogue of long titles and descriptions).
@@ -25,6 +27,6 @@ DATA=${DATA:-$HOME/data/strata-webshop}
 DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-webshop-qwen2.5-1.5b} \
   exec bash recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh \
   +environment=webshop \
-  data.val_files="$DATA/100/valid.parquet" \
+  data.val_files="$DATA/100/test.parquet" \
   trainer.experiment_name=strata-webshop-qwen2.5-1.5b \
   "$@"

@@ -2,8 +2,9 @@
 # strata-recipe: train
 # StraTA on WebShop on a CPU: the tiny ALFWorld recipe (tiny random Qwen2, verl's FSDP2 actor and reference,
 # the `hf` rollout, 2 tasks a step, N=2 of σ·N=4 candidates x M=2) with `+environment=webshop` on a generated
-# catalogue (`strata make-webshop`, 1,000 products: WebShop's file layout and splits) and the first 8 goals of
-# each split (GOALS_PER_SPLIT). tests/integration/test_webshop_trainer.py runs it (4 goals, 1 a step).
+# catalogue (`strata make-webshop`, 1,000 products in WebShop's file layout; its synthetic goals, 0-499 test, the
+# rest train) and the first 8 goals of each split (GOALS_PER_SPLIT). tests/integration/test_webshop_trainer.py
+# runs it (4 goals, 1 a step).
 # Extra Hydra overrides pass through ("$@").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ DATA=$OUT/webshop-data
 
 # Rows: 4 steps, each page turn up to ~500 tokens (10 results with their clicks), 32-token responses:
 # 3 x 500 + 4 x 32 = 1.6k fit a 2048-token row; prompts (<= 500 tokens) fit 1024.
-OUT="$OUT" DATA="$DATA" PY="$PY" VAL_SPLIT=valid \
+OUT="$OUT" DATA="$DATA" PY="$PY" VAL_SPLIT=test \
   exec bash recipes/train-strata-alfworld-text-tiny-cpu.sh \
   +environment=webshop \
   env.max_steps=4 \

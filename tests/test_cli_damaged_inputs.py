@@ -184,14 +184,15 @@ def _slots() -> list[Slot]:
                  good=lambda a, name=name: (a.game / name).read_bytes()),
         ]
     for name in ("items_shuffle_1000.json", "items_ins_v2_1000.json", "items_human_ins.json"):
+        # human goals: they read all three files (synthetic ones, the default, read the first two)
         slots += [
             Slot(f"play --env webshop --data-path's {name}", (*INSIDE_DAMAGE, MISSING),
-                 lambda tmp, a, name=name: ([*play[:2], "gold", "--env", "webshop", "--data-path",
+                 lambda tmp, a, name=name: ([*play[:2], "gold", "--env", "webshop", "--goals", "human", "--data-path",
                                              str(tmp / "catalogue"), "--out", str(tmp / "out/r.json")],
                                             _catalogue(tmp, a) / name, tmp / "out"),
                  good=lambda a, name=name: (a.webshop / name).read_bytes()),
             Slot(f"prepare-data --env webshop --data-path's {name}", (*INSIDE_DAMAGE, MISSING),
-                 lambda tmp, a, name=name: (["prepare-data", "--env", "webshop", "--data-path",
+                 lambda tmp, a, name=name: (["prepare-data", "--env", "webshop", "--goals", "human", "--data-path",
                                              str(tmp / "catalogue"), "--out", str(tmp / "out")],
                                             _catalogue(tmp, a) / name, tmp / "out"),
                  good=lambda a, name=name: (a.webshop / name).read_bytes()),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,9 @@ class Environment:
             ``--task-list`` is given; optional.
         host_check: ``host_check(environ) -> [(level, line)]``, level ``ok``, ``warning`` or ``error``: what the
             environment needs on a machine beyond Python packages (`strata doctor`, the trainer's start); optional.
+        task_set: ``task_set(tasks) -> str``: which tasks a task list holds, in words, where the split alone does not
+            say what a number was measured on (WebShop: goal kind, catalogue, goal indices); `strata eval-result`
+            records it; optional.
     """
 
     name: str
@@ -60,6 +64,7 @@ class Environment:
     prepare: str = ""
     play_source: str = ""
     host_check: str = ""
+    task_set: str = ""
 
     def part(self, field: str) -> Any:
         """The object one of the ``"module:attribute"`` fields names (the attribute may be dotted; a field without
@@ -121,6 +126,13 @@ def _by_task_type() -> dict[str, Environment]:
     return {task_type: entry for entry in _ENVIRONMENTS.values() for task_type in entry.part("task_rules").TASK_TYPES}
 
 
+def described_task_set(tasks: Sequence[Any]) -> str | None:
+    """What the environment of ``tasks`` (`strata.envs.tasks.Task` records) says they are (its ``task_set`` part),
+    None where it says nothing beyond the split."""
+    entry = environment_of_task_type(tasks[0].task_type) if tasks else None
+    return entry.part("task_set")(tasks) if entry and entry.task_set else None
+
+
 def environment_of_task_type(task_type: str) -> Environment:
     """The environment whose task types include ``task_type``; ALFWorld's for a name no environment has, so that
     its check says which task types exist."""
@@ -149,4 +161,5 @@ register(Environment(
     max_steps="strata.envs.webshop.tasks:DEFAULT_MAX_STEPS", task_rules="strata.envs.webshop.tasks",
     task_row="strata.envs.webshop.tasks:task_row", game_fingerprint="strata.envs.webshop.catalog:game_fingerprint",
     about="strata.envs.webshop.tasks:ABOUT", prepare="strata.envs.webshop.prepare:prepare_command",
-    play_source="strata.envs.webshop.prepare:play_source", host_check="strata.envs.webshop.nouns:host_check"))
+    play_source="strata.envs.webshop.prepare:play_source", host_check="strata.envs.webshop.nouns:host_check",
+    task_set="strata.envs.webshop.catalog:task_set"))

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from strata.envs.errors import TaskListError
-from strata.envs.registry import all_splits
+from strata.envs.registry import all_splits, described_task_set
 from strata.envs.task_list import read_task_list, task_list_digest
 from strata.report.dumps import DumpError
 from strata.report.eval_result import episodes_from_dumps, eval_result_from_metrics
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         if args.task_list:
             tasks = read_task_list(args.task_list)
             if len(tasks) == result.num_tasks:
-                result = dataclasses.replace(result, task_list_sha256=task_list_digest(tasks))
+                result = dataclasses.replace(result, task_list_sha256=task_list_digest(tasks),
+                                             task_set=described_task_set(tasks))
             else:  # a part of it (data.val_max_samples): the list's digest would not name what was evaluated
                 print(f"warning: {args.task_list} lists {len(tasks)} tasks but the validation evaluated "
                       f"{result.num_tasks}; its digest is not recorded", file=sys.stderr)

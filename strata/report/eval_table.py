@@ -158,6 +158,8 @@ class EvalReport:
         if ends:
             table += ("\n\nHow the episodes ended (all seeds): "
                       + ", ".join(f"{reason.replace('_', ' ')} {count}" for reason, count in ends.items()) + ".")
+        if self.results[0].task_set:  # which goals a WebShop number is on, before any number
+            table = f"Tasks: {self.results[0].task_set}.\n\n" + table
         return table
 
     def agentgym_score(self) -> Row | None:
@@ -194,7 +196,7 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         if _checkpoint(result.checkpoint) != _checkpoint(first.checkpoint):
             raise EvalSchemaError(f"seed {result.seed} has checkpoint={result.checkpoint!r} but seed {first.seed} has "
                                   f"{first.checkpoint!r}; combine one evaluation only")
-        for name in ("split", "step"):
+        for name in ("split", "step", "task_set"):
             if getattr(result, name) != getattr(first, name):
                 raise EvalSchemaError(f"seed {result.seed} has {name}={getattr(result, name)!r} but seed "
                                       f"{first.seed} has {getattr(first, name)!r}; combine one evaluation only")

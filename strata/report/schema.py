@@ -14,8 +14,8 @@ Example (``schema_version`` 1)::
      "end_reasons": {"won": 121, "step_limit": 17, "lost": 0, "token_budget": 2, "environment_failure": 0},
      "checkpoint": "checkpoints/global_step_150", "step": 150}
 
-``score`` (ScienceWorld, WebShop), ``end_reasons``, ``task_list_sha256`` and ``episodes`` (each task's outcome, which
-pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are optional.
+``score`` (ScienceWorld, WebShop), ``end_reasons``, ``task_list_sha256``, ``task_set`` and ``episodes`` (each task's
+outcome, which pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are optional.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ class EvalResult:
         step: its training step, None when unknown.
         task_list_sha256: `strata.envs.task_list.task_list_digest` of the evaluated task list (which games, in
             which order), None when it was not given.
+        task_set: which tasks these are, in words, where the environment says more than the split does (WebShop:
+            its goal kind, catalogue and goal indices), else None.
         episodes: each task's outcome, by task index (from the run's validation dumps), None when they were
             not read; they must agree with the per-subtask counts and rates.
         schema_version: version of this format.
@@ -104,6 +106,7 @@ class EvalResult:
     checkpoint: str | None = None
     step: int | None = None
     task_list_sha256: str | None = None
+    task_set: str | None = None
     episodes: tuple[TaskOutcome, ...] | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
@@ -177,10 +180,10 @@ class EvalResult:
         return {e.task: e for e in self.episodes or ()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object; ``score``, ``end_reasons``, ``task_list_sha256`` and ``episodes`` appear only where
-        they were recorded."""
+        """The JSON object; ``score``, ``end_reasons``, ``task_list_sha256``, ``task_set`` and ``episodes`` appear
+        only where they were recorded."""
         data = _without_missing_score(asdict(self))
-        for name in ("end_reasons", "task_list_sha256", "episodes"):
+        for name in ("end_reasons", "task_list_sha256", "task_set", "episodes"):
             if data[name] is None:
                 del data[name]
         data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
@@ -197,7 +200,7 @@ class EvalResult:
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
                          if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons",
-                                         "task_list_sha256", "episodes"))
+                                         "task_list_sha256", "task_set", "episodes"))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "

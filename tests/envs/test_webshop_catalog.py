@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from strata.envs.errors import UnknownNameError
+from strata.envs.errors import CatalogError, UnknownNameError
 from strata.envs.webshop.catalog import (
+    ATTRIBUTE_FILES,
     NO_PRICE_CAP,
+    PRODUCT_FILES,
     build_catalog,
     load_catalog,
     load_products,
@@ -91,7 +93,7 @@ def test_synthetic_goals_one_per_option_combination() -> None:
 
 def test_human_goals_and_the_fixed_goal_order(tmp_path: Path) -> None:
     write_catalog(tmp_path, num_products=30, seed=3)
-    one, other = load_catalog(tmp_path, seed=0), load_catalog(tmp_path, seed=1)
+    one, other = load_catalog(tmp_path, goals="human", seed=0), load_catalog(tmp_path, goals="human", seed=1)
     assert len(one.goals) == 60  # two human instructions a product
     # The order comes from the seed-233 shuffle alone; the seed only moves sale prices and price caps.
     assert [(g.asin, g.options) for g in one.goals] == [(g.asin, g.options) for g in other.goals]
@@ -103,19 +105,37 @@ def test_human_goals_and_the_fixed_goal_order(tmp_path: Path) -> None:
     assert first.instruction_text.startswith(record["instruction"].strip("."))
 
 
-def test_splits(tmp_path: Path) -> None:
-    catalog = load_catalog(write_catalog(tmp_path, num_products=1000))
-    assert len(catalog.goals) == 2000
-    assert (catalog.split("test"), catalog.split("valid"), catalog.split("train")) == (
-        range(0, 500), range(500, 1500), range(1500, 2000))
+def test_the_1000_product_files_split_as_verl_agent_and_agentgym(tmp_path: Path) -> None:
+    """Synthetic goals by default, goals 0-499 test and the rest train (no valid); human goals on these files take
+    the same split, since WebShop's own numbers its full catalogue's goals."""
+    folder = write_catalog(tmp_path, num_products=1000)
+    synthetic, human = load_catalog(folder), load_catalog(folder, goals="human")
+    assert (synthetic.goal_kind, synthetic.full_catalogue, len(human.goals)) == ("synthetic", False, 2000)
+    for catalog in (synthetic, human):
+        assert (catalog.split("test"), catalog.split("train")) == (range(0, 500), range(500, len(catalog.goals)))
+        with pytest.raises(CatalogError, match=f"the {catalog.goal_kind} goals of the 1,000-product files "
+                           r"\(train 500-, test 0-499\) have no valid split"):
+            catalog.split("valid")
     with pytest.raises(UnknownNameError, match="unknown WebShop split 'dev'; known splits: train, valid, test"):
-        catalog.split("dev")
+        synthetic.split("dev")
+
+
+def test_the_full_catalogue_s_human_goals_take_webshop_s_own_split(tmp_path: Path) -> None:
+    folder = write_catalog(tmp_path, num_products=1000)
+    for small, full in (PRODUCT_FILES, ATTRIBUTE_FILES):  # the full set's file names
+        (folder / small).rename(folder / full)
+    human, synthetic = load_catalog(folder, goals="human"), load_catalog(folder)
+    assert human.full_catalogue and human.describe() == (
+        "human goals of the full catalogue (train 1500-, valid 500-1499, test 0-499)")
+    assert (human.split("test"), human.split("valid"), human.split("train")) == (
+        range(0, 500), range(500, 1500), range(1500, 2000))
+    assert synthetic.ranges == {"train": (500, None), "test": (0, 500)}
 
 
 def test_a_folder_without_the_files_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="holds none of items_shuffle_1000.json, items_shuffle.json"):
         load_catalog(tmp_path)
-    with pytest.raises(ValueError, match="unknown WebShop goals 'mixed'; valid: human, synthetic"):
+    with pytest.raises(ValueError, match="unknown WebShop goals 'mixed'; valid: synthetic, human"):
         build_catalog([], {}, None, goals="mixed")
 
 
@@ -132,13 +152,15 @@ def test_the_full_set_s_file_names_and_fields_as_webshop_s_setup_downloads_them(
                           "instruction_attributes": ["machine wash"], "instruction_options": ["red"]}]
              for p in products}
     (tmp_path / "items_human_ins.json").write_text(json.dumps(human))
-    catalog = load_catalog(tmp_path)
+    catalog = load_catalog(tmp_path, goals="human")
     assert [p.price_tag for p in catalog.products.values()] == ["$20.0", "$12.5 to $19.99", "$100.0"]
     assert len(catalog.goals) == 3 and all(g.instruction_text.startswith("i need shorts, and price lower than")
                                            for g in catalog.goals)
     assert main(["prepare-data", "--env", "webshop", "--data-path", str(tmp_path), "--out", str(tmp_path / "lists"),
-                 "--splits", "test"]) == 0
-    assert capsys.readouterr().out.startswith("test        3 human goals")
+                 "--splits", "test", "--goals", "human"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "WebShop: human goals of the full catalogue (train 1500-, valid 500-1499, test 0-499)\n"
+        "test        3 human goals")
 
 
 def test_a_truncated_data_file_is_one_error_line(tmp_path: Path, capsys) -> None:
@@ -161,9 +183,9 @@ def test_a_catalogue_too_small_for_a_split_writes_no_task_list(tmp_path: Path, c
 
     folder = write_catalog(tmp_path / "data", 40, 0)  # 80 human goals: all in test (0-499)
     out = tmp_path / "lists"
-    assert main(["prepare-data", "--env", "webshop", "--data-path", str(folder), "--splits", "test,valid,train",
+    assert main(["prepare-data", "--env", "webshop", "--data-path", str(folder), "--goals", "human",
                  "--out", str(out)]) == 2
     printed = capsys.readouterr()
-    assert "has 80 human goals and none in valid, train" in printed.out + printed.err
+    assert "has 80 human goals and none in train (goal indices: train 500-, test 0-499)" in printed.out + printed.err
     assert "strata make-webshop --products N" in printed.out + printed.err
     assert not out.exists() or list(out.iterdir()) == []

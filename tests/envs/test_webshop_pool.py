@@ -15,6 +15,7 @@ from strata.envs.play import play_tasks
 from strata.envs.pool import EnvPool
 from strata.envs.task_list import read_task_list, task_list_digest
 from strata.envs.tasks import Task
+from strata.envs.webshop.catalog import load_catalog
 from strata.envs.webshop.generate import write_catalog
 from strata.envs.webshop.prepare import webshop_tasks
 from strata.envs.webshop.tasks import game_id, parse_game_id
@@ -87,19 +88,20 @@ def test_game_ids_and_tasks(catalogue: Path) -> None:
 
 
 def test_prepare_data_writes_every_split_and_the_lists_read_back(catalogue: Path, tmp_path: Path, capsys) -> None:
-    assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path),
-                 "--splits", "test,valid"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"test      500 human goals  {tmp_path / 'test.parquet'}",
-                                                    f"valid     100 human goals  {tmp_path / 'valid.parquet'}"]
-    # 600 goals leave the train split (1,500 on) empty: refused with one line naming the fix, before any list is
-    # written (test.parquet is the first run's)
+    """Synthetic goals by default, in the 1,000-product files' split (test 0-499, the rest train)."""
+    goals = len(load_catalog(catalogue).goals)
+    assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "WebShop: synthetic goals of the 1,000-product files (train 500-, test 0-499)",
+        f"train  {goals - 500:>6} synthetic goals  {tmp_path / 'train.parquet'}",
+        f"test      500 synthetic goals  {tmp_path / 'test.parquet'}"]
+    # these files have no valid split, whatever the goals: refused with one line before any list is written
     before = (tmp_path / "test.parquet").stat().st_mtime_ns
-    assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == (f"error: the catalogue in {catalogue} has 600 human goals and none in train "
-                                       "(goal indices: train 1500-, valid 500-1499, test 0-499); generate more "
-                                       "products (`strata make-webshop --products N`, two human goals each) or leave "
-                                       "train out of --splits\n")
-    assert (tmp_path / "test.parquet").stat().st_mtime_ns == before and not (tmp_path / "train.parquet").exists()
+    assert main(["prepare-data", "--env", "webshop", "--data-path", str(catalogue), "--out", str(tmp_path / "human"),
+                 "--goals", "human", "--splits", "test,valid"]) == 2
+    assert capsys.readouterr().err == ("error: the human goals of the 1,000-product files (train 500-, test 0-499) "
+                                       "have no valid split\n")
+    assert (tmp_path / "test.parquet").stat().st_mtime_ns == before and not (tmp_path / "human").exists()
     test = read_task_list(tmp_path / "test.parquet")
     assert test == webshop_tasks(catalogue, "test")
     assert task_list_digest(test) == task_list_digest(webshop_tasks(catalogue, "test"))
@@ -114,15 +116,15 @@ def test_a_webshop_digest_names_the_catalogue_not_where_it_lies(catalogue: Path,
     lists = [webshop_tasks(folder, "test", limit=5) for folder in (catalogue, moved, other)]
     digests = [task_list_digest(tasks) for tasks in lists]
     assert digests[0] == digests[1] != digests[2]
-    human_goals = moved / "items_human_ins.json"  # what human goals are written from
-    human_goals.write_text(human_goals.read_text(encoding="utf-8").replace("a", "b", 1), encoding="utf-8")
+    attributes = moved / "items_ins_v2_1000.json"  # what synthetic goals are written from
+    attributes.write_text(attributes.read_text(encoding="utf-8").replace("a", "b", 1), encoding="utf-8")
     assert task_list_digest(lists[1]) != digests[0]
 
 
 def test_play_and_make_webshop_from_the_command_line(tmp_path: Path, capsys) -> None:
     assert main(["make-webshop", "--out", str(tmp_path), "--products", "40", "--seed", "2"]) == 0
-    assert capsys.readouterr().out.startswith(f"wrote 40 products to {tmp_path}: 80 human goals (train 0, valid 0, "
-                                              "test 80), 76 synthetic goals")
+    assert capsys.readouterr().out == (f"wrote 40 products to {tmp_path}: 76 synthetic goals (train 0, test 76); "
+                                       "80 human goals (train 0, test 80)\n")
     assert main(["play", "--env", "webshop", "--policy", "gold", "--data-path", str(tmp_path), "--num-workers",
                  "1", "--per-task-type", "20", "--goals", "synthetic"]) == 0
     out = capsys.readouterr().out

@@ -27,7 +27,7 @@ from tests.integration.trainer_runs import REPO, metrics_by_step, run_recipe_wat
 
 pytestmark = pytest.mark.slow
 RECIPE = REPO / "recipes/train-strata-webshop-tiny-cpu.sh"
-GOALS = 4  # per split: 4 training goals, 1 a step; validation plays the 4 validation goals once each
+GOALS = 4  # per split: 4 training goals, 1 a step; validation plays the first 4 test goals once each
 ONE_TASK_A_STEP = ("data.train_batch_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=1",
                    "trainer.val_before_train=false", "trainer.test_freq=2")
 
@@ -62,6 +62,8 @@ def test_two_steps_and_a_validation_on_webshop(run):
     assert 0.0 <= success <= score <= 1.0
     result = EvalResult.load(out / "eval/eval_seed0.json")  # the recipe's closing evaluation
     assert set(result.per_subtask) == {TASK_TYPE} and result.score == pytest.approx(score)
+    assert result.task_set == ("WebShop synthetic goals 0-3 (4), split test, of the 1,000-product files "
+                               "(train 500-, test 0-499)")
     assert sum(result.end_reasons.values()) == GOALS and result.end_reasons["environment_failure"] == 0
 
 

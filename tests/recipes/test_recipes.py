@@ -209,7 +209,7 @@ def test_webshop_recipes_play_webshop_with_its_prompts(recipe):
     assert config["env"]["name"] == "webshop" and config["strata"]["prompts"]["preset"] == preset
     assert config["env"]["max_steps"] == (4 if "tiny" in recipe else 15) and config["env"]["reward"] == "success"
     if "-qwen2.5-" in recipe and recipe.startswith("train-"):
-        assert config["data"]["val_files"].endswith("/100/valid.parquet")  # the first 100 valid goals
+        assert config["data"]["val_files"].endswith("/100/test.parquet")  # the first 100 test goals, as verl-agent
 
 
 GPU_RECIPES = [r for r in RECIPES if "-qwen2.5-" in r]

@@ -173,3 +173,34 @@ def test_webshop_evaluations_lead_with_webshop_s_score(tmp_path):
     assert markdown.startswith("Mean score (0-100, WebShop's purchase reward x 100, as the paper and verl-agent "
                                "report it) on `test`")
     assert "| all | 2 | 75.00 | 75.00 |" in markdown and "AgentGym" not in markdown
+
+
+def test_a_webshop_evaluation_names_its_goals_before_any_number(tmp_path, capsys):
+    """A WebShop number means little without its goal kind, catalogue and split: recorded from the task list."""
+    from strata.envs.task_list import write_task_list
+    from strata.envs.webshop.generate import write_catalog
+    from strata.envs.webshop.prepare import webshop_tasks
+
+    catalogue = write_catalog(tmp_path / "catalogue", num_products=300, seed=0)
+    task_list = write_task_list(webshop_tasks(catalogue, "test", limit=2), tmp_path / "test.parquet")
+    records = {"won": [1.0, 0.0], "subtask": ["webshop", "webshop"], "episode_length": [5, 7], "num_responses": [5, 7],
+               "num_well_formed": [5, 7], "num_admissible": [5, 6], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+    for seed in (0, 1):
+        assert main(["eval-result", "--metrics", str(log), "--seed", str(seed), "--split", "test", "--task-list",
+                     str(task_list), "--out", str(tmp_path / "eval")]) == 0
+    named = ("WebShop synthetic goals 0-1 (2), split test, of the 1,000-product files (train 500-, test 0-499)")
+    assert EvalResult.load(tmp_path / "eval/eval_seed0.json").task_set == named
+    assert (tmp_path / "eval/eval_seed0.md").read_text().startswith(f"Tasks: {named}.\n\nMean score (0-100, WebShop's")
+    capsys.readouterr()
+    seeds = [str(tmp_path / f"eval/eval_seed{seed}.json") for seed in (0, 1)]
+    assert main(["report-eval", *seeds, "--out", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report.md").read_text().startswith(f"Tasks: {named}.")
+    # Seeds of other goal sets are not combined into one number.
+    other = json.loads((tmp_path / "eval/eval_seed1.json").read_text()) | {"task_set": named.replace("synthetic",
+                                                                                                       "human")}
+    (tmp_path / "eval/eval_seed1.json").write_text(json.dumps(other))
+    capsys.readouterr()
+    assert main(["report-eval", *seeds, "--out", str(tmp_path / "mixed")]) == 2
+    assert "seed 1 has task_set='WebShop human goals" in capsys.readouterr().err

@@ -21,11 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from strata.envs.webshop.catalog import load_catalog
     from strata.envs.webshop.generate import write_catalog
-    from strata.envs.webshop.tasks import GOAL_RANGES
 
     folder = write_catalog(output_folder(args.out, args.force), args.products, args.seed)
-    human, synthetic = load_catalog(folder), load_catalog(folder, goals="synthetic")
-    sizes = ", ".join(f"{name} {len(human.split(name))}" for name in GOAL_RANGES)
-    print(f"wrote {len(human.products)} products to {folder}: {len(human.goals)} human goals ({sizes}), "
-          f"{len(synthetic.goals)} synthetic goals")
+    catalogs = [load_catalog(folder, goals=goals) for goals in ("synthetic", "human")]
+    counts = "; ".join(f"{len(catalog.goals)} {catalog.goal_kind} goals ("
+                       + ", ".join(f"{name} {len(catalog.split(name))}" for name in catalog.ranges) + ")"
+                       for catalog in catalogs)
+    print(f"wrote {len(catalogs[0].products)} products to {folder}: {counts}")
     return 0

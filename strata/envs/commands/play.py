@@ -17,6 +17,7 @@ from strata.envs.errors import EnvError
 from strata.envs.policies import POLICY_HELP, POLICY_NAMES
 from strata.envs.registry import all_splits, environment, environment_names
 from strata.envs.sciworld.tasks import SPLITS as SCIWORLD_SPLITS
+from strata.envs.webshop.tasks import DEFAULT_GOALS, GOAL_KINDS
 
 EXAMPLE = "strata play --policy walkthrough --data-path $ALFWORLD_DATA --split valid_seen --out results.json"
 
@@ -38,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--per-task-type", type=positive_int,
                         help="ScienceWorld: the first N variations per task type; WebShop: the first N goals")
-    parser.add_argument("--goals", choices=("human", "synthetic"), default="human", help="WebShop's goal kind")
+    parser.add_argument("--goals", choices=GOAL_KINDS, default=DEFAULT_GOALS,
+                        help="WebShop's goal kind (default synthetic, as verl-agent and AgentGym)")
     parser.add_argument("--task-types", type=comma_list, default="",
                         help=f"comma-separated subtasks or task types ({','.join(SUBTASKS)})")
     parser.add_argument("--out", help="write the table, metrics and every episode's outcome here (JSON)")

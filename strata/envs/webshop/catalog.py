@@ -17,8 +17,10 @@ WebShop draws the range prices and price caps from Python's unseeded global rand
 from run to run; here they come from ``random.Random(seed)`` (``seed``, default 0), so a catalogue and its goals
 are the same in every worker and every run. That is the one deliberate difference.
 
-Splits (WebShop's ``baseline_models``, the convention verl-agent and the StraTA paper evaluate on): goals 0-499
-are ``test``, 500-1499 ``valid``, the rest ``train``.
+Splits (`strata.envs.webshop.tasks.goal_ranges`): on the 1,000-product files, which verl-agent and AgentGym load,
+goals 0-499 are ``test`` and the rest ``train`` (their split; synthetic goals are their default and ours). WebShop's
+own split (its ``baseline_models``: 0-499 ``test``, 500-1499 ``valid``, the rest ``train``) holds for the human
+goals of the full catalogue, the only setting it was made for.
 """
 
 from __future__ import annotations
@@ -30,13 +32,23 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strata.envs.errors import CatalogError
-from strata.envs.webshop.tasks import GOAL_RANGES, check_split, parse_game_id, task_name
+from strata.envs.webshop.tasks import (
+    DEFAULT_GOALS,
+    GOAL_KINDS,
+    GoalRanges,
+    check_split,
+    describe_ranges,
+    goal_ranges,
+    parse_game_id,
+    task_name,
+)
 
 if TYPE_CHECKING:
     from strata.envs.tasks import Task
@@ -50,7 +62,6 @@ DEFAULT_PRICE = 100.0
 PRICE_CAPS = tuple(10.0 * i for i in range(1, 100))  # WebShop's PRICE_RANGE
 NO_PRICE_CAP = 1_000_000.0  # what a goal gets when fewer than two caps lie above the price
 GOAL_SHUFFLE_SEED = 233
-GOAL_KINDS = ("human", "synthetic")
 
 
 @dataclass(frozen=True)
@@ -94,15 +105,29 @@ class Goal:
 
 @dataclass
 class Catalog:
-    """Products by ASIN (in file order), the price each sells at, and the goals in WebShop's order."""
+    """Products by ASIN (in file order), the price each sells at, and the goals in WebShop's order: ``goal_kind``
+    (synthetic or human) of the 1,000-product files, or of the full catalogue (``full_catalogue``)."""
 
     products: dict[str, Product]
     prices: dict[str, float]
     goals: list[Goal] = field(default_factory=list)
+    goal_kind: str = DEFAULT_GOALS
+    full_catalogue: bool = False
+
+    @property
+    def ranges(self) -> GoalRanges:
+        return goal_ranges(self.goal_kind, self.full_catalogue)
+
+    def describe(self) -> str:
+        """``synthetic goals of the 1,000-product files (train 500-, test 0-499)``: which goals and split."""
+        files = "full catalogue" if self.full_catalogue else "1,000-product files"
+        return f"{self.goal_kind} goals of the {files} ({describe_ranges(self.ranges)})"
 
     def split(self, name: str) -> range:
-        """Goal indices of split ``name`` (``test``, ``valid`` or ``train``)."""
-        start, stop = GOAL_RANGES[check_split(name)]
+        """Goal indices of split ``name``; a split this catalogue's goals do not have is a `CatalogError`."""
+        if check_split(name) not in self.ranges:
+            raise CatalogError(f"the {self.describe()} have no {name} split")
+        start, stop = self.ranges[name]
         return range(min(start, len(self.goals)), len(self.goals) if stop is None else min(stop, len(self.goals)))
 
 
@@ -206,8 +231,10 @@ def synthetic_goals(products: dict[str, Product], prices: dict[str, float], rng:
 
 
 def build_catalog(raw_products: list[dict[str, Any]], attributes: dict[str, Any], human: dict[str, Any] | None,
-                  *, goals: str = "human", seed: int = 0, num_products: int | None = None) -> Catalog:
-    """Products, sale prices and ``goals`` goals (human or synthetic) in WebShop's order (shuffled with seed 233)."""
+                  *, goals: str = DEFAULT_GOALS, seed: int = 0, num_products: int | None = None,
+                  full_catalogue: bool = False) -> Catalog:
+    """Products, sale prices and ``goals`` goals (human or synthetic) in WebShop's order (shuffled with seed 233);
+    ``full_catalogue``: the products are WebShop's full set (which split its goals have: `Catalog.ranges`)."""
     if goals not in GOAL_KINDS:
         raise ValueError(f"unknown WebShop goals {goals!r}; valid: {', '.join(GOAL_KINDS)}")
     products = load_products(raw_products, attributes, human if goals == "human" else None, num_products)
@@ -215,7 +242,7 @@ def build_catalog(raw_products: list[dict[str, Any]], attributes: dict[str, Any]
     prices = sale_prices(products, rng)
     goal_list = (human_goals if goals == "human" else synthetic_goals)(products, prices, rng)
     random.Random(GOAL_SHUFFLE_SEED).shuffle(goal_list)
-    return Catalog(products, prices, goal_list)
+    return Catalog(products, prices, goal_list, goals, full_catalogue)
 
 
 def find_data_file(folder: Path, names: tuple[str, ...]) -> Path:
@@ -227,7 +254,7 @@ def find_data_file(folder: Path, names: tuple[str, ...]) -> Path:
                             "(its setup.sh) or generate a catalogue with `strata make-webshop`")
 
 
-def catalog_files(folder: str | Path, goals: str = "human", small: bool = True) -> list[Path]:
+def catalog_files(folder: str | Path, goals: str = DEFAULT_GOALS, small: bool = True) -> list[Path]:
     """The files `load_catalog` reads for ``goals``: products, attributes, and for human goals the instructions;
     ``small`` prefers the 1,000-product files."""
     folder = Path(folder)
@@ -238,7 +265,7 @@ def catalog_files(folder: str | Path, goals: str = "human", small: bool = True) 
     return files
 
 
-def catalog_digest(folder: str | Path, goals: str = "human") -> str:
+def catalog_digest(folder: str | Path, goals: str = DEFAULT_GOALS) -> str:
     """SHA-256 of the bytes of the files the engine's catalogue is built from (`catalog_files`): with a goal's
     kind and index it names the goal, wherever the folder lies, and another catalogue gives another digest."""
     digest = hashlib.sha256()
@@ -248,13 +275,13 @@ def catalog_digest(folder: str | Path, goals: str = "human") -> str:
     return digest.hexdigest()
 
 
-def load_catalog(folder: str | Path, *, goals: str = "human", small: bool = True, seed: int = 0,
+def load_catalog(folder: str | Path, *, goals: str = DEFAULT_GOALS, small: bool = True, seed: int = 0,
                  num_products: int | None = None) -> Catalog:
     """The catalogue in ``folder`` (WebShop's data/ layout): ``small`` reads the 1,000-product files."""
     products_file, attributes_file, *human_file = catalog_files(folder, goals, small)
     human = _read_json(human_file[0]) if human_file else None
     return build_catalog(_read_json(products_file), _read_json(attributes_file), human, goals=goals, seed=seed,
-                         num_products=num_products)
+                         num_products=num_products, full_catalogue=products_file.name == PRODUCT_FILES[1])
 
 
 def _read_json(path: Path) -> Any:
@@ -263,6 +290,25 @@ def _read_json(path: Path) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise CatalogError(f"{path} is not readable WebShop data ({error}); download it again or regenerate the "
                            "catalogue with `strata make-webshop`") from None
+
+
+def task_set(tasks: Sequence[Task]) -> str:
+    """Which goals a task list holds, for evaluation output (`strata.envs.registry`): ``synthetic goals 0-499 (500)
+    of the 1,000-product files, split test (train 500-, test 0-499)``. A WebShop number means little without it."""
+    parsed = [parse_game_id(task.game_file) for task in tasks]
+    kinds = sorted({goals for _, goals, _ in parsed})
+    indices = [index for *_, index in parsed]
+    files = []
+    for folder in sorted({folder for folder, *_ in parsed}):
+        try:
+            full = catalog_files(folder, kinds[0])[0].name == PRODUCT_FILES[1]
+        except FileNotFoundError:  # read elsewhere than where it was evaluated
+            files.append(f"the catalogue in {folder} (not found here)")
+            continue
+        files.append(f"the {'full catalogue' if full else '1,000-product files'} "
+                     f"({describe_ranges(goal_ranges(kinds[0], full))})")
+    return (f"WebShop {'+'.join(kinds)} goals {min(indices)}-{max(indices)} ({len(indices)}), split "
+            f"{'+'.join(sorted({task.split for task in tasks}))}, of {'; '.join(files)}")
 
 
 def game_fingerprint(task: Task, memo: dict) -> str:

@@ -11,10 +11,10 @@ from strata.envs.errors import EnvError, TaskListError
 from strata.envs.task_list import PreparedSplit, write_task_list
 from strata.envs.tasks import Task
 from strata.envs.webshop.catalog import Catalog, load_catalog
-from strata.envs.webshop.tasks import GOAL_RANGES, SPLITS, TASK_TYPE, check_split, game_id
+from strata.envs.webshop.tasks import DEFAULT_GOALS, TASK_TYPE, check_split, describe_ranges, game_id
 
 
-def webshop_tasks(folder: str | Path, split: str, goals: str = "human", limit: int | None = None,
+def webshop_tasks(folder: str | Path, split: str, goals: str = DEFAULT_GOALS, limit: int | None = None,
                   catalog: Catalog | None = None) -> list[Task]:
     """The goals of ``split`` in WebShop's order (the first ``limit`` when given); loads the catalogue in
     ``folder`` unless ``catalog`` is it."""
@@ -24,21 +24,22 @@ def webshop_tasks(folder: str | Path, split: str, goals: str = "human", limit: i
             for i, goal in enumerate(catalog.split(split)[:limit])]
 
 
-def prepare_webshop(folder: str | Path, out_dir: str | Path, splits: Sequence[str] = SPLITS, goals: str = "human",
-                    limit: int | None = None) -> list[PreparedSplit]:
-    """Write ``<out_dir>/<split>.parquet`` for each split (train / valid / test), loading the catalogue once."""
-    for split in splits:
+def prepare_webshop(folder: str | Path, out_dir: str | Path, splits: Sequence[str] | None = None,
+                    goals: str = DEFAULT_GOALS, limit: int | None = None,
+                    catalog: Catalog | None = None) -> list[PreparedSplit]:
+    """Write ``<out_dir>/<split>.parquet`` for each split (default: every split the catalogue's goals have, see
+    `strata.envs.webshop.tasks.goal_ranges`), loading the catalogue once (unless ``catalog`` is it)."""
+    for split in splits or ():
         check_split(split)
-    catalog = load_catalog(folder, goals=goals)
+    catalog = catalog or load_catalog(folder, goals=goals)
+    splits = splits or tuple(catalog.ranges)
     by_split = {split: webshop_tasks(folder, split, goals, limit, catalog) for split in splits}
     empty = [split for split, tasks in by_split.items() if not tasks]
     if empty:  # checked before any file is written: a failed run leaves no partial set of task lists
-        ranges = ", ".join(f"{name} {start}-{'' if stop is None else stop - 1}" for name, (start, stop) in
-                           GOAL_RANGES.items())
         raise TaskListError(f"the catalogue in {folder} has {len(catalog.goals)} {goals} goals and none in "
-                            f"{', '.join(empty)} (goal indices: {ranges}); generate more products (`strata "
-                            f"make-webshop --products N`, two human goals each) or leave {', '.join(empty)} out of "
-                            f"--splits")
+                            f"{', '.join(empty)} (goal indices: {describe_ranges(catalog.ranges)}); generate more "
+                            f"products (`strata make-webshop --products N`) or leave {', '.join(empty)} out of "
+                            "--splits")
     prepared = []
     for split, tasks in by_split.items():
         path = write_task_list(tasks, Path(out_dir) / f"{split}.parquet")
@@ -50,8 +51,10 @@ def prepare_command(args: argparse.Namespace) -> int:
     """`strata prepare-data --env webshop`: the goals of each split, a line a split."""
     if not args.data_path:
         raise EnvError("give --data-path: WebShop's data folder, or one `strata make-webshop` wrote")
-    prepared = prepare_webshop(args.data_path, args.out, splits=args.splits or SPLITS, goals=args.goals,
-                               limit=args.per_task_type)
+    catalog = load_catalog(args.data_path, goals=args.goals)
+    prepared = prepare_webshop(args.data_path, args.out, splits=args.splits, goals=args.goals,
+                               limit=args.per_task_type, catalog=catalog)
+    print(f"WebShop: {catalog.describe()}")
     for split in prepared:
         print(f"{split.split:<6} {split.total:>6} {args.goals} goals  {split.path}")
     return 0

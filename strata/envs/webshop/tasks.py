@@ -18,9 +18,27 @@ from strata.envs.tasks import GameIds, Task, check_split_in
 GAME_IDS = GameIds("webshop:", ("goals", "index", "folder"), "WebShop")
 TASK_TYPE = "webshop"
 TASK_TYPES: tuple[str, ...] = (TASK_TYPE,)
-# Each split's goal indices [start, stop) in WebShop's shuffled goal order.
-GOAL_RANGES: dict[str, tuple[int, int | None]] = {"train": (1500, None), "valid": (500, 1500), "test": (0, 500)}
-SPLITS: tuple[str, ...] = tuple(GOAL_RANGES)
+GOAL_KINDS = ("synthetic", "human")
+DEFAULT_GOALS = "synthetic"  # what verl-agent (human_goals: False) and AgentGym train and test on
+
+GoalRanges = dict[str, tuple[int, int | None]]  # each split's goal indices [start, stop) in WebShop's goal order
+# The 1,000-product catalogue's split, verl-agent's and AgentGym's: goals 0-499 test, the rest train (no valid).
+SMALL_CATALOGUE_RANGES: GoalRanges = {"train": (500, None), "test": (0, 500)}
+# WebShop's own split (its baseline_models), for the human goals of the full catalogue only: on the small files
+# goal i is another goal.
+FULL_HUMAN_RANGES: GoalRanges = {"train": (1500, None), "valid": (500, 1500), "test": (0, 500)}
+SPLITS: tuple[str, ...] = tuple(FULL_HUMAN_RANGES)  # every split some catalogue has
+
+
+def goal_ranges(goals: str, full_catalogue: bool) -> GoalRanges:
+    """The split of a catalogue's goals: WebShop's own for the human goals of the full catalogue, otherwise the
+    peers' (`SMALL_CATALOGUE_RANGES`)."""
+    return FULL_HUMAN_RANGES if goals == "human" and full_catalogue else SMALL_CATALOGUE_RANGES
+
+
+def describe_ranges(ranges: GoalRanges) -> str:
+    """``train 500-, test 0-499``: a split's goal indices, for messages and evaluation output."""
+    return ", ".join(f"{name} {start}-{'' if stop is None else stop - 1}" for name, (start, stop) in ranges.items())
 DEFAULT_MAX_STEPS = 15  # the horizon verl-agent's WebShop recipes use (env.max_steps=15)
 
 
