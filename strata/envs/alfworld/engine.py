@@ -2,7 +2,8 @@
 
 The engine is what AlfredTWEnv builds for each game (alfworld 0.4.2): textworld's `PddlEnv` wrapped in
 `AlfredDemangler` (object ids -> "mug 1") and `AlfredInfos` (records the game file), without the gym
-batching layer, so a worker process can hold many of them and step each on its own.
+batching layer, so a worker process can hold many of them and step each on its own. Its `PddlEnv` parses each
+of the game grammar's strings once (`strata.envs.alfworld.grammar`), which halves a step's cost.
 
 Loading a game costs ~0.5 s (two PDDL -> SAS translations; textworld's reset repeats them, so a reset
 costs about as much as a load). Every `PddlEnv` also loads its own copy of fast-downward's shared
@@ -39,10 +40,11 @@ class AlfworldEngine:
     def __init__(self) -> None:
         import textworld
         from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
-        from textworld.envs import PddlEnv
+
+        from strata.envs.alfworld.grammar import MemoizedPddlEnv
 
         infos = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
-        self._env = AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False))
+        self._env = AlfredInfos(AlfredDemangler(MemoizedPddlEnv(infos), shuffle=False))
         self.game_file: str | None = None
 
     def load(self, game_file: str) -> None:
