@@ -120,8 +120,7 @@ class Catalog:
 
     def describe(self) -> str:
         """``synthetic goals of the 1,000-product files (train 500-, test 0-499)``: which goals and split."""
-        files = "full catalogue" if self.full_catalogue else "1,000-product files"
-        return f"{self.goal_kind} goals of the {files} ({describe_ranges(self.ranges)})"
+        return f"{self.goal_kind} goals of {describe_catalogue(self.goal_kind, self.full_catalogue)}"
 
     def split(self, name: str) -> range:
         """Goal indices of split ``name``; a split this catalogue's goals do not have is a `CatalogError`."""
@@ -129,6 +128,12 @@ class Catalog:
             raise CatalogError(f"the {self.describe()} have no {name} split")
         start, stop = self.ranges[name]
         return range(min(start, len(self.goals)), len(self.goals) if stop is None else min(stop, len(self.goals)))
+
+
+def describe_catalogue(goals: str, full_catalogue: bool) -> str:
+    """``the 1,000-product files (train 500-, test 0-499)``: which files, and the split of their ``goals`` goals."""
+    files = "full catalogue" if full_catalogue else "1,000-product files"
+    return f"the {files} ({describe_ranges(goal_ranges(goals, full_catalogue))})"
 
 
 def parse_pricing(pricing: str | None) -> tuple[tuple[float, ...], str]:
@@ -275,13 +280,18 @@ def catalog_digest(folder: str | Path, goals: str = DEFAULT_GOALS) -> str:
     return digest.hexdigest()
 
 
+def is_full_catalogue(products_file: Path) -> bool:
+    """Whether ``products_file`` (the first of `catalog_files`) is WebShop's full product set."""
+    return products_file.name == PRODUCT_FILES[1]
+
+
 def load_catalog(folder: str | Path, *, goals: str = DEFAULT_GOALS, small: bool = True, seed: int = 0,
                  num_products: int | None = None) -> Catalog:
     """The catalogue in ``folder`` (WebShop's data/ layout): ``small`` reads the 1,000-product files."""
     products_file, attributes_file, *human_file = catalog_files(folder, goals, small)
     human = _read_json(human_file[0]) if human_file else None
     return build_catalog(_read_json(products_file), _read_json(attributes_file), human, goals=goals, seed=seed,
-                         num_products=num_products, full_catalogue=products_file.name == PRODUCT_FILES[1])
+                         num_products=num_products, full_catalogue=is_full_catalogue(products_file))
 
 
 def _read_json(path: Path) -> Any:
@@ -301,12 +311,9 @@ def task_set(tasks: Sequence[Task]) -> str:
     files = []
     for folder in sorted({folder for folder, *_ in parsed}):
         try:
-            full = catalog_files(folder, kinds[0])[0].name == PRODUCT_FILES[1]
+            files.append(describe_catalogue(kinds[0], is_full_catalogue(catalog_files(folder, kinds[0])[0])))
         except FileNotFoundError:  # read elsewhere than where it was evaluated
             files.append(f"the catalogue in {folder} (not found here)")
-            continue
-        files.append(f"the {'full catalogue' if full else '1,000-product files'} "
-                     f"({describe_ranges(goal_ranges(kinds[0], full))})")
     return (f"WebShop {'+'.join(kinds)} goals {min(indices)}-{max(indices)} ({len(indices)}), split "
             f"{'+'.join(sorted({task.split for task in tasks}))}, of {'; '.join(files)}")
 
