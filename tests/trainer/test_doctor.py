@@ -498,6 +498,7 @@ def test_the_env_check_says_whether_webshop_s_spacy_model_is_installed(monkeypat
     [(level, message)] = environment(webshop)
     assert level is Level.WARNING and message.startswith(
         "webshop: spaCy's en_core_web_lg is not installed (python -m spacy download en_core_web_lg): the reward's "
-        "title nouns come from the word fallback")
+        "title nouns come from the word fallback (the same type reward as a trained spaCy tagger for 99.4% of measured "
+        "purchases: benchmarks/RESULTS_webshop_nouns.md)")
     monkeypatch.setattr(nouns, "model_installed", lambda model: model == "en_core_web_lg")
     assert list(environment(webshop)) == [(Level.OK, "webshop: the reward's title nouns from spaCy's en_core_web_lg")]

@@ -4,11 +4,13 @@ WebShop keeps the tokens spaCy tags NOUN or PROPN. Its English models are not on
 project installs from (users get them with ``python -m spacy download en_core_web_lg``), so:
 
 - `spacy_nouns` uses the official model when it is installed (`strata doctor` says whether it is);
-- `word_nouns` is the documented fallback the tests and the offline demo use: every lower-cased word of two
-  or more letters that is not an English stop word (spaCy's own list, which needs no model). It keeps the
-  adjectives a tagger would drop ("red", "soft"), so a title share can only be higher than the tagger's,
-  never lower. Its agreement with the official tagger on WebShop's product titles is **unmeasured**: no
-  model could be installed where it was written.
+- `word_nouns` is the fallback without it: every lower-cased word of two or more letters that is not an English
+  stop word (spaCy's own list, which needs no model). Measured against a trained ``en_core_web_sm`` (2.2.5, the
+  one spaCy English model a package registry serves, run under spaCy 2 in another Python) on generated
+  Title-Case titles, it gives the same noun set for 67% of titles and the same type factor ``r_type`` for 99.4%
+  of purchases, more than textblob's Pattern tagger (53%, 99.3%), the registry-served tagger `make install` could
+  add; the model tags capitalised adjectives PROPN, and the fallback keeps them too
+  (benchmarks/RESULTS_webshop_nouns.md).
 """
 
 from __future__ import annotations
@@ -69,4 +71,5 @@ def host_check(environ: Mapping[str, str]) -> list[tuple[str, str]]:
         return [("ok", f"webshop: the reward's title nouns from spaCy's {DEFAULT_MODEL}")]
     return [("warning", f"webshop: spaCy's {DEFAULT_MODEL} is not installed (python -m spacy download "
                         f"{DEFAULT_MODEL}): the reward's title nouns come from the word fallback "
-                        "(strata/envs/webshop/nouns.py), whose agreement with the tagger is unmeasured")]
+                        "(the same type reward as a trained spaCy tagger for 99.4% of measured purchases: "
+                        "benchmarks/RESULTS_webshop_nouns.md)")]
