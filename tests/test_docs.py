@@ -154,3 +154,28 @@ def test_the_sciworld_results_count_the_long_gold_paths_they_list() -> None:
     assert len(lengths) == 30
     longer = sum(int(steps) > 50 for steps in lengths.values())
     assert f"{longer} of the 30 task types have variations whose gold path is longer" in text
+
+
+def test_the_readme_s_webshop_and_sciworld_settings_are_the_code_s() -> None:
+    """The README's table of what each WebShop and ScienceWorld number was measured on states the defaults the
+    code has: goal set and test goals, horizons, and AgentGym's task types."""
+    import yaml
+
+    from strata.envs.sciworld.tasks import AGENTGYM_EXCLUDED, TASK_SETS, TASK_TYPES
+    from strata.envs.webshop.tasks import DEFAULT_GOALS, SMALL_CATALOGUE_RANGES, describe_ranges
+
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    section = text.split("## WebShop and ScienceWorld", 1)[1].split("## ", 1)[0]
+    caps = {name: yaml.safe_load((REPO / "configs" / "environment" / f"{name}.yaml").read_text())["env"]
+            .get("max_steps") for name in ("sciworld", "sciworld_agentgym", "webshop")}
+    start, stop = SMALL_CATALOGUE_RANGES["test"]
+    assert f"the *{DEFAULT_GOALS}* goals of the 1,000-product files, test = goals {start}-{stop - 1}" in section
+    assert f"plays the {stop - start} test goals" in section
+    assert f"Tasks: WebShop {DEFAULT_GOALS} goals {start}-{stop - 1} ({stop - start}), split test, of the " \
+           f"1,000-product files ({describe_ranges(SMALL_CATALOGUE_RANGES)})." in section
+    assert section.count(f"H = {caps['webshop']}") == 2
+    assert f"the recipes' H = {caps['sciworld']}" in section and f"Episodes of at most {caps['sciworld']} steps" \
+        in section
+    assert f"AgentGym caps at {caps['sciworld_agentgym']}, which `env.max_steps={caps['sciworld_agentgym']}`" in section
+    assert len(TASK_SETS["agentgym"]) == len(TASK_TYPES) - len(AGENTGYM_EXCLUDED)
+    assert f"AgentGym's {len(TASK_SETS['agentgym'])} task types (the default task set)" in section

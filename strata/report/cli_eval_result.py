@@ -14,6 +14,7 @@ from strata.report.dumps import DumpError
 from strata.report.eval_result import episodes_from_dumps, eval_result_from_metrics
 from strata.report.eval_table import combine_evaluations
 from strata.report.logs import LogError, read_metrics
+from strata.report.run_files import saved_setting
 from strata.report.schema import EvalSchemaError
 
 EXAMPLE = ("strata eval-result --metrics outputs/eval/seed0/metrics.jsonl --seed 0 --split valid_seen "
@@ -29,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-list", default=None,
                         help="the evaluated task list (parquet): its digest (which games, in which order) is recorded")
     parser.add_argument("--dumps", default=None,
-                        help="the run folder (run.dir) whose validation dumps give each task's outcome, which "
-                             "`strata report-eval` needs for pass@k over seeds")
+                        help="the run folder (run.dir): its validation dumps give each task's outcome, which "
+                             "`strata report-eval` needs for pass@k over seeds, and its config.yaml the horizon "
+                             "(env.max_steps) recorded beside the numbers")
     parser.add_argument("--out", required=True, help="folder for eval_seed<SEED>.json and .md")
 
 
@@ -51,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
             except DumpError as error:  # run.dump.validation=false: the table stands, without pass@k
                 print(f"warning: {error}; the tasks' outcomes are not recorded (no pass@k over seeds)",
                       file=sys.stderr)
+            horizon = saved_setting(args.dumps, "env.max_steps")
+            if isinstance(horizon, int) and horizon >= 1:
+                result = dataclasses.replace(result, max_steps=horizon)
         if args.task_list:
             tasks = read_task_list(args.task_list)
             if len(tasks) == result.num_tasks:

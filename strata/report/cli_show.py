@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from strata.report.dumps import KINDS, SCHEMA, DumpError, dump_files, find_task, pick_step, read_step, rollouts_dir
+from strata.report.run_files import saved_setting
 from strata.report.show import Node, step_summary, task_summary, task_tree, to_text
 from strata.report.show_html import step_page
 
@@ -59,14 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_env(rollouts: Path) -> str | None:
     """The run's ``env.name`` from the config.yaml the trainer writes beside rollouts/; None without one."""
-    import yaml
-
-    try:
-        config = yaml.safe_load((rollouts.parent / "config.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None
-    env = config.get("env") if isinstance(config, dict) else None
-    return str(env["name"]) if isinstance(env, dict) and env.get("name") else None
+    name = saved_setting(rollouts.parent, "env.name")
+    return str(name) if name else None
 
 
 def _render(records: list[dict], record: dict, heading: str, html_title: str | None, show_list: bool,

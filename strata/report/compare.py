@@ -66,13 +66,18 @@ def compare_reports(runs: Mapping[str, EvalReport]) -> Comparison:
     """Put ``runs`` side by side after checking that every evaluation played the same games on the same split.
 
     Raises:
-        EvalSchemaError: fewer than two runs, several splits, or a task list that is missing or differs.
+        EvalSchemaError: fewer than two runs, several splits or horizons, or a task list that is missing or
+            differs.
     """
     if len(runs) < 2:
         raise EvalSchemaError(f"compare needs at least two runs, got {len(runs)}")
     splits = {name: report.split for name, report in runs.items()}
     if len(set(splits.values())) > 1:
         raise EvalSchemaError(f"the runs evaluated different splits ({splits}); compare one split")
+    horizons = {name: report.results[0].max_steps for name, report in runs.items()}
+    if len({horizon for horizon in horizons.values() if horizon is not None}) > 1:
+        raise EvalSchemaError(f"the runs' episodes had different horizons (env.max_steps: {horizons}); compare runs "
+                              f"of one horizon")
     digests: dict[str, str] = {}
     for name, report in runs.items():
         for result in report.results:

@@ -143,8 +143,10 @@ class EvalReport:
             agentgym = None if webshop else self.agentgym_score()
             if agentgym is not None:
                 seeds = ", ".join(map(str, self.seeds))
+                horizon = self.results[0].max_steps
+                horizon = f"; at most {horizon} steps an episode, AgentGym's runs 30" if horizon else ""
                 table = (f"**ScienceWorld score comparable to the paper's 63.5** (AgentGym's mean score, a lost game "
-                         f"counts -100): {SCORE.mean_std(agentgym)} (seed(s) {seeds}: "
+                         f"counts -100{horizon}): {SCORE.mean_std(agentgym)} (seed(s) {seeds}: "
                          f"{', '.join(map(SCORE, agentgym.per_seed))}). The project's mean score, a lost game counting "
                          f"0: {SCORE.mean_std(self.score[-1])}.\n\n" + table)
         if self.pass_at_k:
@@ -158,8 +160,13 @@ class EvalReport:
         if ends:
             table += ("\n\nHow the episodes ended (all seeds): "
                       + ", ".join(f"{reason.replace('_', ' ')} {count}" for reason, count in ends.items()) + ".")
-        if self.results[0].task_set:  # which goals a WebShop number is on, before any number
-            table = f"Tasks: {self.results[0].task_set}.\n\n" + table
+        setting = []  # which tasks and which horizon a number is on, before any number
+        if self.results[0].task_set:
+            setting.append(f"Tasks: {self.results[0].task_set}.")
+        if self.results[0].max_steps:
+            setting.append(f"Episodes of at most {self.results[0].max_steps} steps (env.max_steps).")
+        if setting:
+            table = " ".join(setting) + "\n\n" + table
         return table
 
     def agentgym_score(self) -> Row | None:
@@ -196,7 +203,7 @@ def combine_evaluations(results: Sequence[EvalResult]) -> EvalReport:
         if _checkpoint(result.checkpoint) != _checkpoint(first.checkpoint):
             raise EvalSchemaError(f"seed {result.seed} has checkpoint={result.checkpoint!r} but seed {first.seed} has "
                                   f"{first.checkpoint!r}; combine one evaluation only")
-        for name in ("split", "step", "task_set"):
+        for name in ("split", "step", "task_set", "max_steps"):
             if getattr(result, name) != getattr(first, name):
                 raise EvalSchemaError(f"seed {result.seed} has {name}={getattr(result, name)!r} but seed "
                                       f"{first.seed} has {getattr(first, name)!r}; combine one evaluation only")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from strata.report.logs import is_jsonl_log, parse_console_line
 
@@ -45,6 +46,22 @@ def discover_run(run_dir: str | Path, config: str | Path | None = None,
     config_path = Path(config) if config else _find_config(run_dir)
     log_paths = tuple(Path(path) for path in logs) or find_logs(run_dir)
     return RunFiles(run_dir=run_dir, config=config_path, logs=log_paths)
+
+
+def saved_setting(run_dir: str | Path, dotted: str) -> Any | None:
+    """A setting (``env.max_steps``) of the resolved config the trainer saves as ``run_dir/config.yaml``
+    (`strata.trainer.main.save_run_config`); None when the file or the setting is missing or unreadable."""
+    import yaml
+
+    try:
+        value = yaml.safe_load((Path(run_dir) / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
 
 
 def _find_config(run_dir: Path) -> Path:

@@ -14,8 +14,9 @@ Example (``schema_version`` 1)::
      "end_reasons": {"won": 121, "step_limit": 17, "lost": 0, "token_budget": 2, "environment_failure": 0},
      "checkpoint": "checkpoints/global_step_150", "step": 150}
 
-``score`` (ScienceWorld, WebShop), ``end_reasons``, ``task_list_sha256``, ``task_set`` and ``episodes`` (each task's
-outcome, which pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are optional.
+``score`` (ScienceWorld, WebShop), ``end_reasons``, ``task_list_sha256``, ``task_set``, ``max_steps`` and ``episodes``
+(each task's outcome, which pass@k over seeds needs: ``[{"task": 0, "subtask": "pick", "won": true}, ...]``) are
+optional.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from strata.envs.registry import environment_subtasks
 ALL_SUBTASKS: tuple[str, ...] = tuple(name for subtasks in environment_subtasks().values() for name in subtasks)
 
 SCHEMA_VERSION = 1
+OPTIONAL_FIELDS = ("score", "end_reasons", "task_list_sha256", "task_set", "max_steps", "episodes")
+"""Fields a file may leave out (older files, or what an evaluation could not know)."""
 OVERALL = "all"
 _CONSISTENCY_TOLERANCE = 1e-6
 
@@ -89,6 +92,8 @@ class EvalResult:
             which order), None when it was not given.
         task_set: which tasks these are, in words, where the environment says more than the split does (WebShop:
             its goal kind, catalogue and goal indices), else None.
+        max_steps: the horizon H the episodes ran with (``env.max_steps`` of the run's config), None when unknown:
+            ScienceWorld numbers at H = 50 and at AgentGym's 30 are not the same measurement.
         episodes: each task's outcome, by task index (from the run's validation dumps), None when they were
             not read; they must agree with the per-subtask counts and rates.
         schema_version: version of this format.
@@ -107,6 +112,7 @@ class EvalResult:
     step: int | None = None
     task_list_sha256: str | None = None
     task_set: str | None = None
+    max_steps: int | None = None
     episodes: tuple[TaskOutcome, ...] | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
@@ -129,6 +135,8 @@ class EvalResult:
             self._check_end_reasons()
         if self.task_list_sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.task_list_sha256)):
             raise EvalSchemaError(f"task_list_sha256 must be 64 lowercase hex digits, got {self.task_list_sha256!r}")
+        if self.max_steps is not None:
+            _check_int(self.max_steps, "max_steps", minimum=1)
         if self.episodes is not None:
             self._check_episodes()
         for name, result in self.per_subtask.items():
@@ -180,12 +188,9 @@ class EvalResult:
         return {e.task: e for e in self.episodes or ()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object; ``score``, ``end_reasons``, ``task_list_sha256``, ``task_set`` and ``episodes`` appear
-        only where they were recorded."""
-        data = _without_missing_score(asdict(self))
-        for name in ("end_reasons", "task_list_sha256", "task_set", "episodes"):
-            if data[name] is None:
-                del data[name]
+        """The JSON object; the optional fields (`OPTIONAL_FIELDS`) appear only where they were recorded."""
+        data = {name: value for name, value in asdict(self).items()
+                if not (name in OPTIONAL_FIELDS and value is None)}
         data["per_subtask"] = {name: _without_missing_score(data["per_subtask"][name])
                                for name in ALL_SUBTASKS if name in self.per_subtask}
         return data
@@ -199,8 +204,7 @@ class EvalResult:
             raise EvalSchemaError(f"an evaluation must be a JSON object, got {type(data).__name__}")
         names = {f for f in cls.__dataclass_fields__}
         missing = sorted(name for name in names - set(data)
-                         if name not in ("checkpoint", "step", "schema_version", "score", "end_reasons",
-                                         "task_list_sha256", "task_set", "episodes"))
+                         if name not in ("checkpoint", "step", "schema_version", *OPTIONAL_FIELDS))
         extra = sorted(set(data) - names)
         if missing or extra:
             raise EvalSchemaError(f"missing fields {missing} / unknown fields {extra}; expected "

@@ -59,6 +59,18 @@ def test_different_or_unrecorded_task_lists_are_refused(make_evaluation):
         compare_reports({"strata": strata})
 
 
+def test_runs_of_different_horizons_are_refused(make_evaluation):
+    """ScienceWorld at H = 50 beside AgentGym's 30 would compare two measurements; an unrecorded horizon is not
+    held against a run."""
+    def at(horizon, wins):
+        return combine_evaluations([replace(result, max_steps=horizon)
+                                    for result in evaluations(make_evaluation, wins)])
+    with pytest.raises(EvalSchemaError, match=r"different horizons \(env.max_steps: \{'strata': 50, 'gigpo': 30\}\)"):
+        compare_reports({"strata": at(50, STRATA), "gigpo": at(30, GIGPO)})
+    unknown = compare_reports({"strata": at(50, STRATA), "gigpo": at(None, GIGPO)})
+    assert [report.results[0].max_steps for report in unknown.runs.values()] == [50, None]
+
+
 def test_the_command_writes_both_files_and_refuses_in_one_line(tmp_path: Path, make_evaluation, capsys):
     paths = {}
     for name, wins in (("strata", STRATA), ("gigpo", GIGPO)):

@@ -70,6 +70,43 @@ def test_sciworld_validation_logs_make_evaluations_and_a_report(tmp_path, capsys
         "Success rate (%)")  # then the per-subtask scores, then success
 
 
+def test_the_horizon_of_the_run_is_recorded_and_named_before_any_number(tmp_path, capsys):
+    """ScienceWorld at H = 50 (the recipes') and at AgentGym's 30 are two measurements: eval-result reads the run's
+    env.max_steps from the config.yaml the trainer saves, every table names it, and seeds of two horizons are
+    not combined."""
+    records = {"won": [1.0, 0.0], "subtask": ["boil", "boil"], "episode_length": [9, 30], "num_responses": [10, 31],
+               "num_well_formed": [10, 31], "num_admissible": [9, 30], "end_reason": ["won", "lost"],
+               "score": [1.0, 0.5]}
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
+    seeds = []
+    for seed, horizon in ((0, 30), (1, 30), (2, 50)):
+        run = tmp_path / f"run{seed}"  # its config, no dumps (run.dump.validation=false): a warning, no outcomes
+        run.mkdir()
+        (run / "config.yaml").write_text(f"env:\n  name: sciworld\n  max_steps: {horizon}\n")
+        capsys.readouterr()
+        assert main(["eval-result", "--metrics", str(log), "--seed", str(seed), "--split", "test", "--dumps",
+                     str(run), "--out", str(tmp_path / "eval")]) == 0
+        seeds.append(str(tmp_path / f"eval/eval_seed{seed}.json"))
+    assert EvalResult.load(seeds[0]).max_steps == 30
+    markdown = (tmp_path / "eval/eval_seed0.md").read_text()
+    assert markdown.startswith("Episodes of at most 30 steps (env.max_steps).\n\n**ScienceWorld score comparable to "
+                               "the paper's 63.5** (AgentGym's mean score, a lost game counts -100; at most 30 steps "
+                               "an episode, AgentGym's runs 30): ")
+    assert main(["report-eval", *seeds[:2], "--out", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report.md").read_text().startswith("Episodes of at most 30 steps (env.max_steps).")
+    capsys.readouterr()
+    assert main(["report-eval", *seeds, "--out", str(tmp_path / "mixed")]) == 2
+    assert "seed 2 has max_steps=50 but seed 0 has 30" in capsys.readouterr().err
+    # A run folder without config.yaml records no horizon; a file without the field still loads.
+    (tmp_path / "run0/config.yaml").unlink()
+    assert main(["eval-result", "--metrics", str(log), "--seed", "3", "--split", "test", "--dumps",
+                 str(tmp_path / "run0"), "--out", str(tmp_path / "eval")]) == 0
+    assert "max_steps" not in json.loads((tmp_path / "eval/eval_seed3.json").read_text())
+    with pytest.raises(EvalSchemaError, match="max_steps"):
+        EvalResult.from_dict({**json.loads((tmp_path / "eval/eval_seed3.json").read_text()), "max_steps": 0})
+
+
 def test_alfworld_evaluations_carry_no_score(tmp_path):
     records = {"won": [1.0], "subtask": ["pick"], "episode_length": [5], "num_responses": [6],
                "num_well_formed": [6], "num_admissible": [5], "end_reason": ["won"], "score": [None]}
