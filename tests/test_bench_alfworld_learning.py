@@ -36,6 +36,7 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
     memory.append({"seconds": 240, "step": 10, "pss_mib": 600.0, "rss_mib": 700.0, "pss_by_kind": {}})  # teardown
     (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
     (out / name).mkdir(parents=True)
+    (out / name / "config.yaml").write_text("data:\n  train_batch_size: 4\n")
     timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0,
               "strata/success_rate": 0.25, "strata/admissible_action_rate": 0.6,
               "strata/zero_var_trajectory_groups": 0.5}
@@ -60,7 +61,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     bench = _bench()
     out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
     agent.mkdir()
-    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300}}}))
+    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300},
+                                                                                     "rl_train": {"games": 200}}}))
     games = {"held_out": 300, "train_fixed": 64}
     for seed in (0, 1):
         _record(runs, out, f"strata-seed{seed}", _outcomes(seed, {
@@ -84,6 +86,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert "| strata-seed0 | 10 | 30.0 | - | - | 20.0 | 58.0 | - |" in report
     # Training sampling beside the fixed games' last validation in each block of 8 steps (5: 10/64, 10: 20/64).
     assert "| strata-seed0 | 1-8 | 25.0 | 60.0 | 50.0 | 15.6 (step 5) | 50.0 |" in report
+    # How often training drew each RL game: 10 steps x 4 tasks over 200 games.
+    assert "RL games: 200 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (0.20 a game); strata-seed1" in report
     assert "| control-seed1 | 9-10 | 25.0 | 60.0 | 50.0 | 3.1 (step 10) | 50.0 |" in report
     assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | 9010 |" in report  # 9, 10: final validation
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
@@ -93,10 +97,12 @@ def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> No
     bench = _bench()
     out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
     agent.mkdir()
-    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.2, "splits": {"valid_seen": {"games": 300}}}))
+    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.2, "splits": {"valid_seen": {"games": 300},
+                                                                                    "rl_train": {"games": 20}}}))
     _record(runs, out, "strata-seed0", _outcomes(0, {(0, "held_out"): 30, (10, "held_out"): 27,
                                                      (0, "train_fixed"): 5, (10, "train_fixed"): 5},
                                                  {"held_out": 300, "train_fixed": 64}))
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0]).read_text()
     assert "StraTA vs control: not measured" in report
+    assert "RL games: 20 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (2.00 a game)." in report
     assert "StraTA's paired difference (step 0 -> 10): -1.0 [" in report and "**not met**" in report
