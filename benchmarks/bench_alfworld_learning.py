@@ -154,8 +154,10 @@ class MemorySampler(threading.Thread):
 
 
 def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorithm: str, seed: int, steps: int,
-          test_freq: int, memory_every: float) -> float:
-    """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files."""
+          test_freq: int, memory_every: float, train_temperature: float | None = None) -> float:
+    """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files.
+    ``train_temperature``: the training rollout's (``actor_rollout_ref.rollout.temperature``; None: the recipe's,
+    the spec's 1.0)."""
     target, record = out / run_name(algorithm, seed), runs_dir / run_name(algorithm, seed)
     target.mkdir(parents=True, exist_ok=True)
     record.mkdir(parents=True, exist_ok=True)
@@ -165,8 +167,11 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     env.pop("DRY_RUN", None)
     began = time.perf_counter()
     with open(target / "bench.log", "w", encoding="utf-8") as log:
-        process = subprocess.Popen(["bash", str(RECIPE), *EXTRA_OVERRIDES.get(algorithm, [])], cwd=ROOT, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT)
+        overrides = list(EXTRA_OVERRIDES.get(algorithm, []))
+        if train_temperature is not None:
+            overrides.append(f"actor_rollout_ref.rollout.temperature={train_temperature}")
+        process = subprocess.Popen(["bash", str(RECIPE), *overrides], cwd=ROOT, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
         sampler = MemorySampler(process.pid, target / "metrics.jsonl", record / "memory.jsonl", memory_every)
         sampler.start()
         code = process.wait()
@@ -313,33 +318,42 @@ def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
 
 
 def sampling_rows(out: Path, runs_dir: Path, names: list[str], block: int) -> list[list[str]]:
-    """The training side, every ``block`` steps: the training batch as sampled (T = 1.0: success, admissible-action
-    rate, share of trajectory groups with no reward variance, from the run's metrics) beside the fixed training
-    games at the block's last validation (validation sampling, T = 0.7: success and admissible rate, per-game
-    means). How the two samplings differ on the same kind of games is what the choice of training temperature reads
-    (issue #35 §2: training-side signals only)."""
+    """The training side, every ``block`` steps: the training batch as sampled (at the run's training temperature T:
+    success, admissible-action rate, share of steps that repeat a refused command, share of trajectory groups with no
+    reward variance, from the run's metrics) beside the fixed training games at the block's last validation
+    (validation sampling, T = 0.7: success and admissible rate, per-game means, and the refused repeats). How the two
+    samplings differ on the same kind of games is what the choice of training temperature reads (issue #35 §2:
+    training-side signals only)."""
+    from strata.report.run_files import saved_setting
+
+    def percent(rows: list[dict], key: str) -> str:
+        values = [row[key] for row in rows if key in row]
+        return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+
     table = []
     for name in names:
         metrics = out / name / "metrics.jsonl"
         outcomes = runs_dir / name / "outcomes.jsonl"
         if not metrics.is_file():
             continue
-        steps = {row["step"]: row["data"] for row in map(json.loads, metrics.read_text(encoding="utf-8").splitlines())
-                 if "strata/success_rate" in row["data"]}
+        logged = {row["step"]: row["data"] for row in map(json.loads, metrics.read_text(encoding="utf-8").splitlines())}
+        steps = {step: data for step, data in logged.items() if "strata/success_rate" in data}
+        temperature = saved_setting(out / name, "actor_rollout_ref.rollout.temperature")
         fixed = [row for row in read_outcomes(outcomes) if row["split"] == "train_fixed"] if outcomes.is_file() else []
         for first in range(1, max(steps, default=0) + 1, block):
             rows = [steps[step] for step in range(first, first + block) if step in steps]
             if not rows:
                 continue
             last = first + len(rows) - 1
-            cells = [f"{100 * sum(row[key] for row in rows) / len(rows):.1f}" for key in
-                     ("strata/success_rate", "strata/admissible_action_rate", "strata/zero_var_trajectory_groups")]
+            cells = [percent(rows, key) for key in ("strata/success_rate", "strata/admissible_action_rate",
+                                                    "strata/refused_repeat_rate", "strata/zero_var_trajectory_groups")]
             checked = max((row["step"] for row in fixed if first <= row["step"] <= last), default=None)
             validated = [row for row in fixed if row["step"] == checked]
             cells += ([f"{100 * sum(r['won'] for r in validated) / len(validated):.1f} (step {checked})",
-                       f"{100 * sum(r['admissible_rate'] for r in validated) / len(validated):.1f}"]
-                      if validated else ["-", "-"])
-            table.append([name, f"{first}-{last}", *cells])
+                       f"{100 * sum(r['admissible_rate'] for r in validated) / len(validated):.1f}",
+                       percent([logged.get(checked, {})], "val/split/train/refused_repeat_rate")]
+                      if validated else ["-", "-", "-"])
+            table.append([name, "-" if temperature is None else str(temperature), f"{first}-{last}", *cells])
     return table
 
 
@@ -428,9 +442,11 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
-        "## Training sampling (T = 1.0) beside the fixed training games at validation sampling (T = 0.7)", "",
-        markdown_table(["run", "steps", "training success %", "training admissible %", "flat groups %",
-                        "train_fixed success % (last validation)", "train_fixed admissible %"],
+        "## Training sampling (at T) beside the fixed training games at validation sampling (T = 0.7)", "",
+        "Refused repeats: steps that send again the command the environment just refused (a loop).", "",
+        markdown_table(["run", "T", "steps", "training success %", "training admissible %",
+                        "training refused repeats %", "flat groups %", "train_fixed success % (last validation)",
+                        "train_fixed admissible %", "train_fixed refused repeats %"],
                        sampling_rows(out, runs_dir, names, SAMPLING_BLOCK)), "",
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
@@ -457,6 +473,9 @@ def main() -> int:
     parser.add_argument("--test-freq", type=int, default=5, help="train_fixed every this many steps")
     parser.add_argument("--held-out-games", type=int, default=300)
     parser.add_argument("--train-fixed-games", type=int, default=64)
+    parser.add_argument("--train-temperature", type=float,
+                        help="the training rollout's sampling temperature (default: the recipe's, the spec's 1.0; "
+                             "validation samples at 0.7 either way)")
     parser.add_argument("--memory-every", type=float, default=20.0, help="seconds between memory samples")
     parser.add_argument("--report-only", action="store_true", help="only read the runs already recorded")
     args = parser.parse_args()
@@ -470,7 +489,7 @@ def main() -> int:
         for seed in args.seeds:
             for algorithm in args.algorithms:
                 seconds = train(out, runs_dir, agent, sets, algorithm, seed, args.steps, args.test_freq,
-                                args.memory_every)
+                                args.memory_every, args.train_temperature)
                 print(f"{run_name(algorithm, seed)}: {seconds / 60:.1f} min", flush=True)
     report = write_report(out, runs_dir, agent, args.algorithms, args.seeds)
     print(report.read_text(encoding="utf-8"))

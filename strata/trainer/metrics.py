@@ -27,8 +27,8 @@ def _rate(numerator: float, denominator: float) -> float:
 def sampled_token_nll(logprobs: Sequence[torch.Tensor], masks: Sequence[torch.Tensor]) -> float:
     """Mean −log π(token) over the trained tokens of a step's rows, from the rollout's own log-probs.
 
-    Training samples at temperature 1, so this is an unbiased estimate of the policy's per-token entropy on the
-    states it visits. It is logged whether or not verl's old-log-prob pass runs (that pass logs
+    This is an unbiased estimate of the sampling policy's per-token entropy (at the rollout temperature, the
+    spec's 1.0) on the states it visits. It is logged whether or not verl's old-log-prob pass runs (that pass logs
     ``actor/entropy``; the CPU benchmark recipe skips it, ``algorithm.rollout_correction.bypass_mode``), so a
     policy that sharpens without learning (the benchmark's control) shows it.
     """
@@ -66,6 +66,8 @@ def strata_training_metrics(extras: Sequence[Mapping[str, Any]], advantages: Seq
             "strata/kept_strategy_format_rate": _rate(totals["kept_format_ok"], len(strategy)),
             "strata/action_format_rate": _rate(totals["action_format_ok"], totals["num_steps"]),
             "strata/admissible_action_rate": _rate(totals["action_admissible"], totals["num_steps"]),
+            # Steps repeating the command the environment just refused (`Trajectory.refused_repeats`): loops.
+            "strata/refused_repeat_rate": _rate(totals["action_refused_repeats"], totals["num_steps"]),
             "strata/num_dropped_strategies": totals["num_dropped_strategies"],
             "strata/action_truncation_rate": _rate(totals["action_truncated"], totals["num_steps"]),
             "strata/mean_episode_length": _rate(totals["num_steps"], totals["num_trajectories"]),
@@ -115,8 +117,8 @@ class _Episode:
 
 
 def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
-    """The spec's validation metrics (§3) from per-episode columns ``won``, ``subtask``,
-    ``episode_length``, ``num_responses``, ``num_well_formed``, ``num_admissible`` and ``end_reason`` (one
+    """The spec's validation metrics (§3) from per-episode columns ``won``, ``subtask``, ``episode_length``,
+    ``num_responses``, ``num_well_formed``, ``num_admissible``, ``num_refused_repeats`` and ``end_reason`` (one
     entry per task).
 
     Episodes the row's token budget cut short, and those an environment failure ended, are counted as in
@@ -140,6 +142,8 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
         "val/average/metrics/format_rate": _rate(sum(records["num_well_formed"]), sum(records["num_responses"])),
         "val/average/metrics/admissible_action_rate": _rate(sum(records["num_admissible"]),
                                                              sum(records["episode_length"])),
+        "val/average/metrics/refused_repeat_rate": _rate(sum(records["num_refused_repeats"]),
+                                                          sum(records["episode_length"])),
         "val/env/token_budget_ends": float(sum(reason == REASON_TOKEN_BUDGET for reason in reasons)),
         "val/env/failed_episodes": float(sum(reason.startswith(ENVIRONMENT_FAILURES) for reason in reasons)),
     })
@@ -152,9 +156,9 @@ def validation_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]
 
 
 def _split_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
-    """``val/split/<split>/{success_rate,admissible_action_rate,num_tasks}`` when one validation set spans
-    several splits (the learning benchmark's held-out games and its fixed training games): ``val/average``
-    mixes them, and a curve must never. Nothing for a one-split set (column ``split``)."""
+    """``val/split/<split>/{success_rate,admissible_action_rate,refused_repeat_rate,num_tasks}`` when one
+    validation set spans several splits (the learning benchmark's held-out games and its fixed training games):
+    ``val/average`` mixes them, and a curve must never. Nothing for a one-split set (column ``split``)."""
     splits = records.get("split") or []
     if len(set(splits)) < 2:
         return {}
@@ -162,8 +166,10 @@ def _split_metrics(records: Mapping[str, Sequence[Any]]) -> dict[str, float]:
     for split in sorted(set(splits)):
         mine = [i for i, s in enumerate(splits) if s == split]
         metrics[f"val/split/{split}/success_rate"] = _rate(sum(bool(records["won"][i]) for i in mine), len(mine))
-        metrics[f"val/split/{split}/admissible_action_rate"] = _rate(
-            sum(records["num_admissible"][i] for i in mine), sum(records["episode_length"][i] for i in mine))
+        for column, name in (("num_admissible", "admissible_action_rate"), ("num_refused_repeats",
+                                                                            "refused_repeat_rate")):
+            metrics[f"val/split/{split}/{name}"] = _rate(sum(records[column][i] for i in mine),
+                                                         sum(records["episode_length"][i] for i in mine))
         metrics[f"val/split/{split}/num_tasks"] = float(len(mine))
     return metrics
 

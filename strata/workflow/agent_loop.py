@@ -159,6 +159,7 @@ class StrataAgentLoop(AgentLoopBase):
             "num_responses": len(candidates) + len(steps),
             "num_well_formed": sum(c.well_formed for c in candidates) + sum(s.well_formed for s in steps),
             "num_admissible": sum(bool(s.admissible) for s in steps),
+            "num_refused_repeats": trajectory.refused_repeats,
             "end_reason": trajectory.end_reason,
             "score": trajectory.progress,  # None where the environment reports no score (ALFWorld)
         }

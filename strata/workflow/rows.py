@@ -255,6 +255,7 @@ def rollout_stats(rollout: TaskRollout, subtask: str) -> dict[str, float]:
         "num_steps": len(steps),
         "action_format_ok": sum(s.well_formed for s in steps),
         "action_admissible": sum(bool(s.admissible) for s in steps),
+        "action_refused_repeats": sum(t.refused_repeats for t in trajectories),
         "action_truncated": sum(s.generation.truncated for s in steps),
         "num_judged": len(judged),
         "judge_parse_ok": sum(bool(t.judge_parsed) for t in judged),

@@ -14,6 +14,7 @@ from strata.trainer.metrics import validation_metrics
 def test_eval_result_from_a_logged_validation(tmp_path, capsys):
     records = {"won": [1.0, 0.0, 1.0], "subtask": ["pick", "pick", "cool"], "episode_length": [5, 50, 9],
                "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10], "num_admissible": [5, 40, 9],
+               "num_refused_repeats": [0, 0, 0],
                "end_reason": ["won", "step_limit", "won"]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 150, "data": validation_metrics(records)}) + "\n")
@@ -47,6 +48,7 @@ def test_sciworld_validation_logs_make_evaluations_and_a_report(tmp_path, capsys
     for seed, scores in ((0, [1.0, 0.25, 0.5]), (1, [1.0, 0.75, 0.5])):
         records = {"won": [1.0, 0.0, 0.0], "subtask": ["find-plant", "boil", "boil"], "episode_length": [9, 50, 4],
                    "num_responses": [10, 51, 5], "num_well_formed": [10, 51, 5], "num_admissible": [9, 40, 4],
+                   "num_refused_repeats": [0, 0, 0],
                    "end_reason": ["won", "step_limit", "lost"], "score": scores}
         log = tmp_path / f"metrics{seed}.jsonl"
         log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
@@ -75,7 +77,8 @@ def test_the_horizon_of_the_run_is_recorded_and_named_before_any_number(tmp_path
     env.max_steps from the config.yaml the trainer saves, every table names it, and seeds of two horizons are
     not combined."""
     records = {"won": [1.0, 0.0], "subtask": ["boil", "boil"], "episode_length": [9, 30], "num_responses": [10, 31],
-               "num_well_formed": [10, 31], "num_admissible": [9, 30], "end_reason": ["won", "lost"],
+               "num_well_formed": [10, 31], "num_admissible": [9, 30],
+               "num_refused_repeats": [0, 0], "end_reason": ["won", "lost"],
                "score": [1.0, 0.5]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
@@ -109,7 +112,8 @@ def test_the_horizon_of_the_run_is_recorded_and_named_before_any_number(tmp_path
 
 def test_alfworld_evaluations_carry_no_score(tmp_path):
     records = {"won": [1.0], "subtask": ["pick"], "episode_length": [5], "num_responses": [6],
-               "num_well_formed": [6], "num_admissible": [5], "end_reason": ["won"], "score": [None]}
+               "num_well_formed": [6], "num_admissible": [5],
+               "num_refused_repeats": [0], "end_reason": ["won"], "score": [None]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
     assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--out", str(tmp_path)]) == 0
@@ -141,6 +145,7 @@ def test_the_evaluated_task_list_s_digest_is_recorded_and_checked(tmp_path, caps
     task_list = write_task_list(tasks, tmp_path / "valid_seen.parquet")
     records = {"won": [1.0, 0.0, 0.0], "subtask": ["pick"] * 3, "episode_length": [5, 50, 9],
                "num_responses": [6, 51, 10], "num_well_formed": [6, 51, 10], "num_admissible": [5, 40, 9],
+               "num_refused_repeats": [0, 0, 0],
                "end_reason": ["won", "step_limit", "lost"]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
@@ -170,7 +175,8 @@ def test_each_task_s_outcome_comes_from_the_validation_dumps(tmp_path, capsys):
     from tests.report.dump_fixture import simple_task, write_dump
 
     records = {"won": [1.0, 0.0], "subtask": ["heat", "heat"], "episode_length": [1, 50], "num_responses": [2, 51],
-               "num_well_formed": [2, 51], "num_admissible": [1, 50], "end_reason": ["won", "step_limit"]}
+               "num_well_formed": [2, 51], "num_admissible": [1, 50],
+               "num_refused_repeats": [0, 0], "end_reason": ["won", "step_limit"]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 150, "data": validation_metrics(records)}) + "\n")
     won, lost = simple_task("valid", 150, 4, "heat an egg"), simple_task("valid", 150, 1, "heat a mug")
@@ -199,7 +205,8 @@ def test_each_task_s_outcome_comes_from_the_validation_dumps(tmp_path, capsys):
 def test_webshop_evaluations_lead_with_webshop_s_score(tmp_path):
     """WebShop's score is its purchase reward x 100 (a wrong purchase keeps its partial credit): no AgentGym line."""
     records = {"won": [1.0, 0.0], "subtask": ["webshop", "webshop"], "episode_length": [5, 7], "num_responses": [5, 7],
-               "num_well_formed": [5, 7], "num_admissible": [5, 6], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
+               "num_well_formed": [5, 7], "num_admissible": [5, 6],
+               "num_refused_repeats": [0, 0], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
     assert main(["eval-result", "--metrics", str(log), "--seed", "0", "--split", "test", "--out", str(tmp_path)]) == 0
@@ -221,7 +228,8 @@ def test_a_webshop_evaluation_names_its_goals_before_any_number(tmp_path, capsys
     catalogue = write_catalog(tmp_path / "catalogue", num_products=300, seed=0)
     task_list = write_task_list(webshop_tasks(catalogue, "test", limit=2), tmp_path / "test.parquet")
     records = {"won": [1.0, 0.0], "subtask": ["webshop", "webshop"], "episode_length": [5, 7], "num_responses": [5, 7],
-               "num_well_formed": [5, 7], "num_admissible": [5, 6], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
+               "num_well_formed": [5, 7], "num_admissible": [5, 6],
+               "num_refused_repeats": [0, 0], "end_reason": ["won", "lost"], "score": [1.0, 0.5]}
     log = tmp_path / "metrics.jsonl"
     log.write_text(json.dumps({"step": 0, "data": validation_metrics(records)}) + "\n")
     for seed in (0, 1):

@@ -16,6 +16,7 @@ def test_validation_metrics_by_hand():
         "num_responses": [5, 51, 11, 7],
         "num_well_formed": [5, 40, 11, 7],
         "num_admissible": [4, 30, 9, 6],
+        "num_refused_repeats": [0, 18, 1, 0],
         "end_reason": ["won", "step_limit", "won", "won"],
     }
     metrics = validation_metrics(records)
@@ -30,6 +31,7 @@ def test_validation_metrics_by_hand():
     assert metrics["val/env/token_budget_ends"] == 0.0
     assert metrics["val/env/failed_episodes"] == 0.0
     assert metrics["val/average/metrics/admissible_action_rate"] == pytest.approx(49 / 70)
+    assert metrics["val/average/metrics/refused_repeat_rate"] == pytest.approx(19 / 70)
     assert metrics["val/end_reason/won"] == 3.0 and metrics["val/end_reason/step_limit"] == 1.0
 
 
@@ -42,6 +44,7 @@ def test_a_validation_set_of_two_splits_reports_each_apart():
         "num_responses": [4, 15, 15, 5, 7],
         "num_well_formed": [4, 15, 15, 5, 7],
         "num_admissible": [4, 5, 3, 5, 6],
+        "num_refused_repeats": [0, 9, 11, 0, 1],
         "end_reason": ["won", "step_limit", "step_limit", "won", "won"],
     }
     metrics = validation_metrics(records)
@@ -49,6 +52,8 @@ def test_a_validation_set_of_two_splits_reports_each_apart():
     assert metrics["val/split/train/success_rate"] == 1.0
     assert metrics["val/split/valid_seen/admissible_action_rate"] == pytest.approx(12 / 34)
     assert metrics["val/split/train/admissible_action_rate"] == pytest.approx(11 / 12)
+    assert metrics["val/split/valid_seen/refused_repeat_rate"] == pytest.approx(20 / 34)
+    assert metrics["val/split/train/refused_repeat_rate"] == pytest.approx(1 / 12)
     assert metrics["val/split/valid_seen/num_tasks"] == 3.0 and metrics["val/split/train/num_tasks"] == 2.0
     assert metrics["val/average/metrics/success_rate"] == pytest.approx(3 / 5)
     one_split = validation_metrics({**records, "split": ["valid_seen"] * 5})
@@ -63,7 +68,7 @@ def test_validation_counts_episodes_the_token_budget_ended():
         "episode_length": [34, 36, 8, 50, 3],
         "num_responses": [35, 37, 9, 51, 4],
         "num_well_formed": [35, 37, 9, 51, 4],
-        "num_admissible": [30, 30, 8, 40, 2],
+        "num_admissible": [30, 30, 8, 40, 2], "num_refused_repeats": [0, 0, 0, 0, 0],
         "end_reason": ["token_budget", "token_budget", "won", "step_limit", "timeout"],
     }
     metrics = validation_metrics(records)
@@ -84,7 +89,7 @@ def test_validation_scores_and_lost_games():
         "episode_length": [20, 50, 3, 0],
         "num_responses": [21, 51, 4, 1],
         "num_well_formed": [21, 51, 4, 1],
-        "num_admissible": [20, 45, 3, 0],
+        "num_admissible": [20, 45, 3, 0], "num_refused_repeats": [0, 0, 0, 0],
         "end_reason": ["won", "step_limit", "lost", "timeout"],
         "score": [1.0, 0.5, 0.0, None],
     }
@@ -103,13 +108,15 @@ def test_training_metrics_by_hand():
         {"strata_role": "strategy", "strata_stats": {
             "num_candidates": 4, "candidate_format_ok": 3, "kept_format_ok": 2, "num_trajectories": 4,
             "num_won": 1, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 10,
-            "action_format_ok": 8, "action_admissible": 6, "action_truncated": 1, "num_judged": 4,
+            "action_format_ok": 8, "action_admissible": 6, "action_refused_repeats": 3, "action_truncated": 1,
+            "num_judged": 4,
             "judge_parse_ok": 2, "judge_flagged_steps": 3, "selection_seconds": 0.5, "num_dropped_strategies": 1,
             "subtask/heat/num_trajectories": 4, "subtask/heat/num_won": 1, "subtask/heat/num_steps": 10}},
         {"strata_role": "strategy", "strata_stats": {
             "num_candidates": 4, "candidate_format_ok": 4, "kept_format_ok": 2, "num_trajectories": 2,
             "num_won": 2, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 6,
-            "action_format_ok": 6, "action_admissible": 6, "action_truncated": 0, "num_judged": 2,
+            "action_format_ok": 6, "action_admissible": 6, "action_refused_repeats": 0, "action_truncated": 0,
+            "num_judged": 2,
             "judge_parse_ok": 2, "judge_flagged_steps": 0, "selection_seconds": 0.5, "num_dropped_strategies": 0,
             "subtask/pick/num_trajectories": 2, "subtask/pick/num_won": 2, "subtask/pick/num_steps": 6}},
         {"strata_role": "trajectory", "strata_stats": None},
@@ -125,6 +132,7 @@ def test_training_metrics_by_hand():
     assert metrics["strata/candidate_format_rate"] == pytest.approx(7 / 8)
     assert metrics["strata/action_format_rate"] == pytest.approx(14 / 16)
     assert metrics["strata/admissible_action_rate"] == pytest.approx(12 / 16)
+    assert metrics["strata/refused_repeat_rate"] == pytest.approx(3 / 16)
     assert metrics["strata/judge_format_rate"] == pytest.approx(4 / 6)
     assert metrics["strata/judge_flag_rate"] == pytest.approx(3 / 16)
     assert metrics["strata/mean_episode_length"] == pytest.approx(16 / 6)
@@ -145,7 +153,8 @@ def test_zero_variance_shares_are_over_the_step_s_groups():
                "zero_var_trajectory_groups": 2}]
     base = {"num_candidates": 0, "candidate_format_ok": 0, "kept_format_ok": 0, "num_trajectories": 1,
             "num_won": 0, "num_env_failures": 0, "num_token_budget_ends": 0, "num_steps": 1,
-            "action_format_ok": 1, "action_admissible": 1, "action_truncated": 0, "num_judged": 0,
+            "action_format_ok": 1, "action_admissible": 1, "action_refused_repeats": 0, "action_truncated": 0,
+            "num_judged": 0,
             "judge_parse_ok": 0, "judge_flagged_steps": 0, "selection_seconds": 0.0, "num_dropped_strategies": 0}
     extras = [{"strata_role": "trajectory", "strata_stats": {**base, **c}} for c in counts]
     metrics = strata_training_metrics(extras, [torch.ones(1), torch.ones(1)])

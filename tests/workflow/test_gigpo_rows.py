@@ -142,3 +142,15 @@ def test_last_admitted_anchors_keep_the_room_after_a_refusal():
     assert [s["credit"]["anchor"] for s in b_steps] == [anchor_digest(o) for o in
                                                         ("In a kitchen.", "At the fridge.", "At the fridge.")]
     assert recomputed_advantages(record) == [[pytest.approx(row, abs=1e-12) for row in adv.actions[0]]]
+
+
+def test_refused_repeats_count_a_refused_command_sent_again():
+    """Only a command sent again right after the environment refused it counts: not a repeat of an admitted
+    one, not a different command after a refusal, not a malformed reply (nothing was sent)."""
+    steps = [step("take mug", "Nothing happens.", False), step("take mug", "Nothing happens.", False),
+             step("take mug", "Nothing happens.", False), step(None, "Answer in tags.", None),
+             step("take mug", "Nothing happens.", False), step("go to fridge", "At the fridge.", True),
+             step("go to fridge", "Nothing happens.", True), step("look", "Nothing happens.", False),
+             step("open fridge", "The fridge is open.", True)]
+    assert Trajectory(prompt_ids=[1], steps=steps).refused_repeats == 2
+    assert Trajectory(prompt_ids=[1]).refused_repeats == 0

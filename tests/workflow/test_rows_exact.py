@@ -171,7 +171,8 @@ def test_rollout_stats_count_every_record() -> None:
     assert rollout_stats(make_rollout(), "cool") == {
         "num_candidates": 3, "candidate_format_ok": 2, "kept_format_ok": 2, "num_dropped_strategies": 0,
         "num_trajectories": 5, "num_won": 1, "num_env_failures": 1, "num_token_budget_ends": 1,
-        "num_steps": 5, "action_format_ok": 4, "action_admissible": 3, "action_truncated": 1,
+        "num_steps": 5, "action_format_ok": 4, "action_admissible": 3, "action_refused_repeats": 0,
+        "action_truncated": 1,
         "num_judged": 2, "judge_parse_ok": 1, "judge_flagged_steps": 1, "selection_seconds": 0.125,
         "subtask/cool/num_trajectories": 5, "subtask/cool/num_won": 1, "subtask/cool/num_steps": 5,
         "num_scored": 1, "score_sum": 0.4, "subtask/cool/num_scored": 1, "subtask/cool/score_sum": 0.4,

@@ -51,6 +51,7 @@ def test_a_budget_ended_validation_episode_is_counted(qwen_tokenizer, bundled_va
     records = {"won": [float(trajectory.won), 1.0], "subtask": [task.subtask, "pick"],
                "episode_length": [trajectory.num_steps, 7], "num_responses": [trajectory.num_steps + 1, 8],
                "num_well_formed": [trajectory.num_steps + 1, 8], "num_admissible": [0, 7],
+               "num_refused_repeats": [0, 0],
                "end_reason": [trajectory.end_reason, "won"]}
     metrics = validation_metrics(records)
     assert metrics["val/env/token_budget_ends"] == 1.0
