@@ -49,7 +49,7 @@ from strata.report.paired import (  # noqa: E402
     paired_difference,
     per_game,
 )
-from strata.report.situations import situation_table  # noqa: E402
+from strata.report.situations import refused_repeats, situation_table  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
 ALGORITHMS = ("strata", "grpo", "gigpo", "gigpo_state", "control")
@@ -381,20 +381,48 @@ def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def validations(run: Path) -> dict[int, dict[str, list[dict]]]:
+    """A run's dumped validation records: step -> benchmark set (``held_out``, ``train_fixed``) -> records."""
+    by_step = {}
+    for step, files in dump_files(run / "rollouts", "valid").items():
+        sets: dict[str, list[dict]] = {}
+        for record in load_step(files):
+            if record["task"]["split"] in SPLITS:
+                sets.setdefault(SPLITS[record["task"]["split"]], []).append(record)
+        by_step[step] = sets
+    return by_step
+
+
+def first_and_last(steps: list[int]) -> list[int]:
+    return sorted(steps)[:1] + sorted(steps)[1:][-1:]
+
+
 def situation_rows(out: Path, names: list[str]) -> list[list[str]]:
     """Held-out admissible rate by verb and by whether the task's object was in view, at each run's first and last
     validation (from its dumps): where the agent's actions are refused, and whether RL changed it."""
     table = []
     for name in names:
-        steps = dump_files(out / name / "rollouts", "valid")
-        held_out = {step: [r for r in load_step(files) if SPLITS.get(r["task"]["split"]) == "held_out"]
-                    for step, files in steps.items()}
-        held_out = {step: records for step, records in held_out.items() if records}
-        for step in sorted(held_out)[:1] + sorted(held_out)[1:][-1:]:
+        held_out = {step: sets["held_out"] for step, sets in validations(out / name).items() if "held_out" in sets}
+        for step in first_and_last(list(held_out)):
             for (verb, in_view), (admitted, total) in situation_table(held_out[step]).items():
                 if verb in SITUATION_VERBS:
                     table.append([name, str(step), verb, "yes" if in_view else "no", str(total),
                                   f"{100 * admitted / total:.1f}"])
+    return table
+
+
+def loop_rows(out: Path, names: list[str]) -> list[list[str]]:
+    """The share of validation steps that send again a command the environment just refused, on each set, at each
+    run's first and last validation of both sets (from its dumps)."""
+    table = []
+    for name in names:
+        both = {step: sets for step, sets in validations(out / name).items() if len(sets) == len(SPLITS)}
+        for step in first_and_last(list(both)):
+            cells = []
+            for split in ("held_out", "train_fixed"):
+                repeats, steps = refused_repeats(both[step][split])
+                cells.append(f"{100 * repeats / steps:.1f}" if steps else "-")
+            table.append([name, str(step), *cells])
     return table
 
 
@@ -442,6 +470,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
+        "## Loops (validation steps that repeat a command the environment just refused, %)", "",
+        markdown_table(["run", "step", "held_out", "train_fixed"], loop_rows(out, names)), "",
         "## Training sampling (at T) beside the fixed training games at validation sampling (T = 0.7)", "",
         "Refused repeats: steps that send again the command the environment just refused (a loop).", "",
         markdown_table(["run", "T", "steps", "training success %", "training admissible %",

@@ -49,7 +49,8 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
 
 
 def _dump_take_steps(run: Path) -> None:
-    """Held-out dumps at steps 0, 5 and 10: one take, refused at 0 (object not in view), admitted at 5 and 10."""
+    """Held-out dumps at steps 0, 5 and 10: one take, refused at 0 (object not in view), admitted at 5 and 10; a fixed
+    training game's at 0 and 10."""
     writer = DumpWriter(DumpSettings(run_dir=run))
     task = Task("/agent/valid/pick-1/trial/game.tw-pddl", "pick_and_place_simple", "valid_seen", 0)
     for step, seen in ((0, "a handtowel 1"), (5, "a spraybottle 1"), (10, "a spraybottle 1")):
@@ -59,6 +60,15 @@ def _dump_take_steps(run: Path) -> None:
                   "task_description": "put a spraybottle in toilet.", "initial_observation": f"You see {seen}.",
                   "strategies": [{"trajectories": [{"won": False, "steps": steps}]}]}
         writer.maybe_write("valid", step, task, lambda r=record: r)
+    # A fixed training game at steps 0 and 10: the refused take sent again at 0 (a loop), followed by a go at 10.
+    game = Task("/agent/rl/pick-1/trial/game.tw-pddl", "pick_and_place_simple", "train", 0)
+    for step, second in ((0, ("take spraybottle 1 from sidetable 1", False)), (10, ("go to toilet 1", True))):
+        steps = [{"action": c, "command": c, "admissible": a, "observation": "Nothing happens."}
+                 for c, a in (("take spraybottle 1 from sidetable 1", False), second)]
+        record = {"schema": 1, "step": step, "task": {"split": "train", "index": 0, "game_file": game.game_file},
+                  "task_description": "put a spraybottle in toilet.", "initial_observation": "You see a handtowel 1.",
+                  "strategies": [{"trajectories": [{"won": False, "steps": steps}]}]}
+        writer.maybe_write("valid", step, game, lambda r=record: r)
 
 
 def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: Path) -> None:
@@ -79,6 +89,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
     assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
+    # Loops at the validations of both sets: the fixed game's second step repeats its refused take at step 0.
+    assert "| strata-seed0 | 0 | 0.0 | 50.0 |" in report and "| strata-seed0 | 10 | 0.0 | 0.0 |" in report
     # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.
     assert "StraTA's gain minus the control's: +28.1 [" in report and "interval excluding 0): **met**" in report
     assert "StraTA's paired difference (step 0 -> 10): +10.0 [" in report  # 30 -> 60 of 300

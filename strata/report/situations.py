@@ -6,7 +6,8 @@ step by its verb (``take``, ``go``, ``open``, ...) and by whether the task's obj
 the agent acted on separates "cannot find" from "does not look": an agent that conditions on what it sees admits
 nearly every ``take`` when the object is in view and issues few when it is not.
 
-Read from validation dumps (`strata.workflow.dump`), so the same table comes from any run folder.
+Read from validation dumps (`strata.workflow.dump`), so the same table comes from any run folder; so is the share of
+steps spent repeating a refused command (`refused_repeats`), the loop most lost episodes end in.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from strata.workflow.records import count_refused_repeats
 
 # ALFWorld's pick goals: "put a spraybottle in toilet." / "put some soapbar on countertop."
 _GOAL = re.compile(r"\bput (?:a|an|some|two) (\w+) (?:in|on|in/on)\b")
@@ -61,3 +64,15 @@ def situation_table(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, boo
             cell[0] += bool(situation.admissible)
             cell[1] += 1
     return {key: (admitted, total) for key, (admitted, total) in sorted(counts.items())}
+
+
+def refused_repeats(records: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(steps that repeat a refused command, steps) over every episode of dumped ``records``
+    (`strata.workflow.records.count_refused_repeats`): how much of the play is spent in loops."""
+    repeats = steps = 0
+    for record in records:
+        for strategy in record["strategies"]:
+            for trajectory in strategy["trajectories"]:
+                repeats += count_refused_repeats((step["command"], step["admissible"]) for step in trajectory["steps"])
+                steps += len(trajectory["steps"])
+    return repeats, steps

@@ -1,8 +1,8 @@
-"""Refused actions by verb and by whether the task's object was in view, from a hand-written dump record."""
+"""Refused actions by verb and by whether the task's object was in view, and loops, from hand-written dump records."""
 
 from __future__ import annotations
 
-from strata.report.situations import Situation, episode_situations, situation_table, task_object
+from strata.report.situations import Situation, episode_situations, refused_repeats, situation_table, task_object
 
 
 def _step(action: str | None, admissible: bool | None, observation: str) -> dict:
@@ -36,3 +36,11 @@ def test_each_step_is_judged_on_the_observation_it_answered() -> None:
     assert situation_table([RECORD, RECORD]) == {
         ("(none)", False): (0, 2), ("go", False): (4, 4), ("take", False): (0, 2), ("take", True): (2, 2)}
     assert situation_table([{**RECORD, "task_description": "heat some egg and put it in garbagecan."}]) == {}
+
+
+def test_refused_repeats_are_counted_over_every_dumped_episode() -> None:
+    """The refused take is not sent again (a malformed reply follows it): no loop. Sent twice more: two."""
+    loop = [_step("take spraybottle 1 from sidetable 1", False, "Nothing happens.")] * 3
+    looping = {**RECORD, "strategies": [{"trajectories": [{"steps": loop}]}]}
+    assert refused_repeats([RECORD]) == (0, 5)
+    assert refused_repeats([RECORD, looping]) == (2, 8)
