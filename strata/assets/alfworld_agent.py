@@ -100,7 +100,7 @@ class AgentRecipe:
     max_steps: int = 15
     history_window: int = 2
     max_tokens_per_response: int = 96
-    hidden_size: int = 64
+    hidden_size: int = 64  # the MLP's width is twice this
     num_layers: int = 4
     steps: int = 1500
     batch_size: int = 32
@@ -313,7 +313,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
         tokenizer = None if recipe.vocab_size is None else build_game_tokenizer(
             root / "tokenizer", dialogue_texts(dialogues), recipe.vocab_size)
         tiny = build_tiny_model(root / "tiny", seed=recipe.seed, tokenizer_dir=tokenizer,
-                                hidden_size=recipe.hidden_size, num_hidden_layers=recipe.num_layers)
+                                hidden_size=recipe.hidden_size, intermediate_size=2 * recipe.hidden_size,
+                                num_hidden_layers=recipe.num_layers)
         examples = tokenize_dialogues(ChatTokens(AutoTokenizer.from_pretrained(tiny)), dialogues)
         # Per batch of 32: 16 StraTA actions (what decides a game), 10 baseline actions, 4 strategies, 2 judgments.
         mixture = [(examples[kind], recipe.batch_size * share // 32)

@@ -8,11 +8,12 @@ import logging
 
 from strata.assets.alfworld_agent import MANIFEST, AgentRecipe, build_alfworld_agent
 from strata.cli_output import without_progress_bars
-from strata.cli_types import non_negative_int, positive_int, probability
+from strata.cli_types import non_negative_int, positive_float, positive_int, probability
 from strata.envs.alfworld.explorer import SEARCH_ORDERS
 
 EXAMPLE = "strata build-alfworld-agent --out outputs/alfworld-agent   # ~15 min on 2 cores"
 DEFAULTS = AgentRecipe()
+MODEL_WIDTHS = (64, 128, 192, 256)  # 2 heads of 32, 64, 96 or 128: head sizes vLLM's CPU attention takes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misplaced-take-rate", type=probability, default=DEFAULTS.misplaced_take_rate,
                         help="chance that the expert first tries to take the object at a receptacle that lacks it "
                              "(a slip: shows the search going on after \"Nothing happens.\")")
+    parser.add_argument("--history-window", type=positive_int, default=DEFAULTS.history_window,
+                        help="past steps each action prompt shows (the RL recipe reads it from agent.json)")
+    parser.add_argument("--hidden-size", type=int, choices=MODEL_WIDTHS, default=DEFAULTS.hidden_size,
+                        help="the model's width (2 attention heads; vLLM's CPU kernels need heads of >= 32)")
+    parser.add_argument("--num-layers", type=positive_int, default=DEFAULTS.num_layers, help="the model's depth")
     parser.add_argument("--steps", type=positive_int, default=DEFAULTS.steps, help="warm-start optimizer steps")
+    parser.add_argument("--lr", type=positive_float, default=DEFAULTS.lr, help="warm-start learning rate")
     parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed,
                         help="seed of the warm-start and held-out games (the RL games: seed + 1)")
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed,
@@ -43,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     without_progress_bars()
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
                          orders_per_game=args.orders_per_game, search_order=args.search_order,
-                         misplaced_take_rate=args.misplaced_take_rate, steps=args.steps,
+                         misplaced_take_rate=args.misplaced_take_rate, history_window=args.history_window,
+                         hidden_size=args.hidden_size, num_layers=args.num_layers, steps=args.steps, lr=args.lr,
                          game_seed=args.game_seed, seed=args.seed)
     root = build_alfworld_agent(args.out, recipe)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))

@@ -14,7 +14,8 @@ from strata.cli import main
 def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     out = tmp_path / "agent"
     assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
-                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3", "--misplaced-take-rate", "0.5"]) == 0
+                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3", "--misplaced-take-rate", "0.5",
+                 "--history-window", "3", "--hidden-size", "128", "--num-layers", "2", "--lr", "0.001"]) == 0
     manifest = json.loads((out / "agent.json").read_text())
     assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
     assert manifest["splits"]["rl_train"] == {"split": "train", "games": 2, "seed": 1, "folder": "rl_data"}
@@ -32,7 +33,10 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     from transformers import AutoConfig, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(out / "model")
-    assert len(tokenizer) <= 2048 and AutoConfig.from_pretrained(out / "model").vocab_size >= len(tokenizer)
+    config = AutoConfig.from_pretrained(out / "model")
+    assert len(tokenizer) <= 2048 and config.vocab_size >= len(tokenizer)
+    assert (config.hidden_size, config.intermediate_size, config.num_hidden_layers) == (128, 256, 2)
+    assert manifest["recipe"]["history_window"] == 3 and manifest["recipe"]["lr"] == 0.001
     printed = capsys.readouterr().out
     assert f"agent written to {out / 'model'}" in printed and "held-out success" in printed
     # The held-out games are neither the warm start's nor RL's, and RL's are new to the warm start.

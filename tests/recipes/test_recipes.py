@@ -3,6 +3,7 @@ typo or a missing key in a recipe fails CI; the GPU recipes themselves cannot ru
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -237,3 +238,13 @@ def test_the_runner_switch_and_the_retention_are_one_variable_each():
     command = result.stdout.split()
     assert "++ray_kwargs.ray_init.runtime_env.env_vars.VLLM_USE_V2_MODEL_RUNNER='0'" in command  # a string for Ray
     assert "trainer.max_actor_ckpt_to_keep=3" in command
+
+
+def test_the_agent_recipe_shows_the_history_window_the_agent_was_built_with(tmp_path):
+    """An agent warm-started on prompts with 4 past steps is trained on prompts with 4 (agent.json), not 2."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.json").write_text(json.dumps({"recipe": {"history_window": 4}}))
+    recipe = "train-strata-alfworld-agent-cpu.sh"
+    assert resolve(recipe, AGENT=str(agent))["strata"]["prompts"]["history_window"] == 4
+    assert resolve(recipe)["strata"]["prompts"]["history_window"] == 2  # no agent built yet: the default
