@@ -7,6 +7,7 @@
 #      the magic-word game; its validation success rises over 6 steps.
 # It ends with the learning curve and where the PNG, model card, trajectory dumps and config are.
 # Each run starts from an empty folder; the learning run's warm-started model is built once and kept.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh   # DRY_RUN=1: both runs' configs checked and printed, nothing written or removed
@@ -49,3 +50,5 @@ echo "trajectories:  $STRATA show $LEARNING --step 6        (training groups: st
 echo "               $STRATA show $LEARNING --split valid --html valid.html   (a validation step in a browser)"
 echo "               $STRATA show $ALFWORLD                  (the ALFWorld run's episodes)"
 echo "metrics:       $LEARNING/metrics.jsonl   and   $ALFWORLD/metrics.jsonl"
+exit
+}

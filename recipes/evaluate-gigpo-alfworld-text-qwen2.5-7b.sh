@@ -4,7 +4,10 @@
 # the strategy: one episode per task. Same arguments and outputs as evaluate-strata-alfworld-text-qwen2.5-7b.sh:
 #
 #   bash recipes/evaluate-gigpo-alfworld-text-qwen2.5-7b.sh CHECKPOINT [SEED] [overrides...]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRAIN_RECIPE=recipes/train-gigpo-alfworld-text-qwen2.5-7b.sh NAME=gigpo-alfworld-qwen2.5-7b \
   exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"
+exit
+}

@@ -5,8 +5,11 @@
 # evaluate-strata-sciworld-qwen2.5-1.5b.sh:
 #
 #   bash recipes/evaluate-grpo-sciworld-qwen2.5-1.5b.sh CHECKPOINT [SEED] [overrides...]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPLIT=${SPLIT:-test} DATA=${DATA:-$HOME/data/strata-sciworld} \
   TRAIN_RECIPE=recipes/train-grpo-sciworld-qwen2.5-1.5b.sh NAME=grpo-sciworld-qwen2.5-1.5b \
   exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"
+exit
+}

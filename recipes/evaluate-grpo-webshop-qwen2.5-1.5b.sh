@@ -9,8 +9,11 @@
 # 1,000 valid goals, which only human goals on the full catalogue have. Writes eval_seed<SEED>.json and .md (which
 # goals, then the mean score, WebShop's reward x 100, then success);
 # combine seeds with `strata report-eval`. See recipes/lib/evaluate-strata-alfworld.sh.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPLIT=${SPLIT:-test} DATA=${DATA:-$HOME/data/strata-webshop} \
   TRAIN_RECIPE=recipes/train-grpo-webshop-qwen2.5-1.5b.sh NAME=grpo-webshop-qwen2.5-1.5b \
   exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"
+exit
+}

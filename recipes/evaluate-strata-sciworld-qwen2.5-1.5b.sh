@@ -9,8 +9,11 @@
 # 1,171 test variations of AgentGym's 23 task types ($DATA/test.parquet); SPLIT=valid the dev split; a last override
 # data.val_files=$DATA/10-per-task-type/test.parquet the first 10 of each task type. Writes eval_seed<SEED>.json and .md (success and mean score per task type);
 # combine seeds with `strata report-eval`. See recipes/lib/evaluate-strata-alfworld.sh.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPLIT=${SPLIT:-test} DATA=${DATA:-$HOME/data/strata-sciworld} \
   TRAIN_RECIPE=recipes/train-strata-sciworld-qwen2.5-1.5b.sh NAME=strata-sciworld-qwen2.5-1.5b \
   exec bash recipes/lib/evaluate-strata-alfworld.sh "$@"
+exit
+}

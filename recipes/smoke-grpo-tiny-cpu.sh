@@ -2,6 +2,7 @@
 # Foundation smoke run on CPU: plain GRPO for 2 steps with a tiny random Qwen2 (real Qwen2.5 tokenizer),
 # verl's FSDP2 actor + reference, the `hf` rollout, checkpoints at every step.
 # Extra Hydra overrides pass through: bash recipes/smoke-grpo-tiny-cpu.sh trainer.total_training_steps=3
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -28,3 +29,5 @@ echo
 echo "checkpoints: $OUT/checkpoints (latest: global_step_$(cat "$OUT/checkpoints/latest_checkpointed_iteration.txt"))"
 echo "metrics:     $OUT/metrics.jsonl"
 echo "log:         $OUT/train.log"
+exit
+}

@@ -7,8 +7,11 @@
 #
 #   bash recipes/train-gigpo-alfworld-text-qwen2.5-1.5b.sh [overrides...]
 #   bash recipes/evaluate-gigpo-alfworld-text-qwen2.5-1.5b.sh CHECKPOINT [SEED]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CKPT=${CKPT:-checkpoints/gigpo-alfworld-qwen2.5-1.5b} \
   exec bash recipes/train-strata-alfworld-text-qwen2.5-1.5b.sh +baseline=gigpo \
   trainer.experiment_name=gigpo-alfworld-qwen2.5-1.5b "$@"
+exit
+}

@@ -7,8 +7,11 @@
 #
 #   bash recipes/train-gigpo-webshop-qwen2.5-7b.sh [overrides...]
 #   bash recipes/evaluate-gigpo-webshop-qwen2.5-7b.sh CHECKPOINT [SEED]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CKPT=${CKPT:-checkpoints/gigpo-webshop-qwen2.5-7b} \
   exec bash recipes/train-strata-webshop-qwen2.5-7b.sh +baseline=gigpo \
   trainer.experiment_name=gigpo-webshop-qwen2.5-7b "$@"
+exit
+}

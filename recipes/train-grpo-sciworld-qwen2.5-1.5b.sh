@@ -6,8 +6,11 @@
 #
 #   bash recipes/train-grpo-sciworld-qwen2.5-1.5b.sh [overrides...]
 #   bash recipes/evaluate-grpo-sciworld-qwen2.5-1.5b.sh CHECKPOINT [SEED]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CKPT=${CKPT:-checkpoints/grpo-sciworld-qwen2.5-1.5b} \
   exec bash recipes/train-strata-sciworld-qwen2.5-1.5b.sh +baseline=grpo \
   trainer.experiment_name=grpo-sciworld-qwen2.5-1.5b "$@"
+exit
+}

@@ -23,6 +23,7 @@
 # fused kernel works on chunks of tokens. Same numbers (every logged metric of two 64-episode steps equal to
 # 1e-6), reference pass 19 s -> 5 s and update 42 s -> 14 s (benchmarks/RESULTS_alfworld_learning.md, §3).
 # Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -98,3 +99,5 @@ logged "$OUT/train.log" $PY -m strata.trainer.main +platform="$PLATFORM" ${DRY_R
   trainer.experiment_name="alfworld-learning-$ALGO-seed$SEED" \
   'trainer.logger=[console,file]' \
   "$@"
+exit
+}

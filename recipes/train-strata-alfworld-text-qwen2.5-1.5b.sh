@@ -10,6 +10,7 @@
 #
 # Algorithm and optimisation keys live in configs/strata_trainer.yaml (identical for every model
 # size); this script sets infrastructure only. Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,3 +88,5 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   'trainer.logger=[console,wandb]' \
   ++ray_kwargs.ray_init.runtime_env.env_vars.VLLM_USE_V2_MODEL_RUNNER="'$VLLM_USE_V2_MODEL_RUNNER'" \
   "$@"
+exit
+}

@@ -40,6 +40,7 @@
 # trainable adapter (161.5M x 8 B); `strata doctor` estimates it so.
 # Prefill (chunked): 16384 tokens per engine step. Environment: 8 agent-loop workers x 6 = 48 game processes
 # for a 64-core node, as the 1.5B recipe.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,3 +56,5 @@ N_GPUS=${N_GPUS:-2} CKPT=${CKPT:-checkpoints/strata-alfworld-qwen2.5-7b-lora} \
   actor_rollout_ref.rollout.agent.num_workers=8 \
   trainer.experiment_name=strata-alfworld-qwen2.5-7b-lora \
   "$@"
+exit
+}

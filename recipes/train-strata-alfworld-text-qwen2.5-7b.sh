@@ -5,6 +5,7 @@
 #
 # Same algorithm and optimisation keys as the 1.5B recipe (configs/strata_trainer.yaml); only
 # infrastructure differs (`strata config-diff` lists the differences). Extra Hydra overrides pass through.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,3 +79,5 @@ $PY -m strata.trainer.main ${DRY_RUN:+--dry-run} \
   'trainer.logger=[console,wandb]' \
   ++ray_kwargs.ray_init.runtime_env.env_vars.VLLM_USE_V2_MODEL_RUNNER="'$VLLM_USE_V2_MODEL_RUNNER'" \
   "$@"
+exit
+}

@@ -4,6 +4,7 @@
 # A tiny random Qwen2 (real Qwen2.5 tokenizer), the bundled generated ALFWorld games, verl's FSDP2 actor
 # and reference with the `hf` rollout: validation at step 0, a few training steps with validation and
 # checkpoints, then the evaluation table. Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -64,3 +65,5 @@ echo "checkpoints: $OUT/checkpoints (latest: global_step_$LATEST)"
 echo "metrics:     $OUT/metrics.jsonl"
 echo "log:         $OUT/train.log"
 echo "trajectories: strata show $OUT   (--html page.html for a browser)"
+exit
+}

@@ -7,6 +7,7 @@
 # validation on 32 games before training and every TEST_FREQ steps, a trajectory dump every step, then the
 # curve (table and PNG) and a model card. Set-up and recorded curves: benchmarks/RESULTS_learning_check.md.
 # Extra Hydra overrides pass through ("$@"), e.g. +strata_test.flip_advantage_sign=true for the control.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -79,3 +80,5 @@ echo "config:       $OUT/config.yaml"
 echo "metrics:      $OUT/metrics.jsonl"
 echo "log:          $OUT/train.log"
 echo "trajectories: strata show $OUT   (--html page.html for a browser)"
+exit
+}

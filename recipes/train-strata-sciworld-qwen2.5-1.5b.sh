@@ -12,6 +12,7 @@
 # validation every 10 steps runs the first 10 dev variations of each (189 episodes; the whole dev split, 1,156 variations up to 346
 # per task type, would cost 6x more and weigh a few task types). Algorithm and optimisation keys live in
 # configs/strata_trainer.yaml; this script sets infrastructure only. Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,3 +41,5 @@ DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-sciworld-qwen2.5-1.5b} \
   data.val_files="$DATA/10-per-task-type/valid.parquet" \
   trainer.experiment_name=strata-sciworld-qwen2.5-1.5b \
   "$@"
+exit
+}

@@ -6,6 +6,7 @@
 # Same algorithm and optimisation keys as the 1.5B ScienceWorld recipe; only infrastructure differs
 # (`strata config-diff` lists the differences). Data, validation list and row budget: see
 # recipes/train-strata-sciworld-qwen2.5-1.5b.sh. Extra Hydra overrides pass through.
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +24,5 @@ DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-sciworld-qwen2.5-7b} \
   data.val_files="$DATA/10-per-task-type/valid.parquet" \
   trainer.experiment_name=strata-sciworld-qwen2.5-7b \
   "$@"
+exit
+}

@@ -5,6 +5,7 @@
 # and small ScienceWorld task lists: the first 2 variations of three short task types (find-living-thing,
 # find-non-living-thing, find-plant) per split, so validation plays 6 dev variations.
 # tests/integration/test_sciworld_lora.py runs it (with LoRA on vLLM). Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -27,3 +28,5 @@ OUT="$OUT" DATA="$DATA" PY="$PY" VAL_SPLIT=valid \
   data.max_response_length=3072 \
   trainer.experiment_name=strata-sciworld-tiny-cpu \
   "$@"
+exit
+}

@@ -20,6 +20,7 @@
 # (tests/recipes/test_webshop_episode_budget.py plays them on a catalogue of long titles and descriptions).
 # Algorithm and optimisation keys live in configs/strata_trainer.yaml; this script sets infrastructure only.
 # Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +31,5 @@ DATA="$DATA" CKPT=${CKPT:-checkpoints/strata-webshop-qwen2.5-1.5b} \
   data.val_files="$DATA/100/test.parquet" \
   trainer.experiment_name=strata-webshop-qwen2.5-1.5b \
   "$@"
+exit
+}

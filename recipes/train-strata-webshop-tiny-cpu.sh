@@ -6,6 +6,7 @@
 # rest train) and the first 8 goals of each split (GOALS_PER_SPLIT). tests/integration/test_webshop_trainer.py
 # runs it (4 goals, 1 a step).
 # Extra Hydra overrides pass through ("$@").
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source recipes/lib/dry-run.sh
@@ -30,3 +31,5 @@ OUT="$OUT" DATA="$DATA" PY="$PY" VAL_SPLIT=test \
   data.max_response_length=2048 \
   trainer.experiment_name=strata-webshop-tiny-cpu \
   "$@"
+exit
+}

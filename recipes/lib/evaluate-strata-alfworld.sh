@@ -8,6 +8,7 @@
 # the training run's folder), and each task's outcome goes into the JSON: seeds 0..k-1 give avg@k and pass@k.
 #
 #   TRAIN_RECIPE=recipes/train-...sh NAME=... bash recipes/lib/evaluate-strata-alfworld.sh CHECKPOINT [SEED] [overrides...]
+{  # one block, read whole before it runs: editing this file meanwhile cannot change what a run does
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source recipes/lib/dry-run.sh
@@ -48,3 +49,5 @@ DATA="$DATA" PY="$PY" bash "$TRAIN_RECIPE" \
 dry_run && exit 0
 $PY -m strata.cli eval-result --metrics "$OUT/metrics.jsonl" --seed "$SEED" --split "$SPLIT" \
   --checkpoint "$CHECKPOINT" --task-list "$DATA/$SPLIT.parquet" --dumps "$OUT" --out "$OUT"
+exit
+}
