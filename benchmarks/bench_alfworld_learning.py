@@ -351,10 +351,17 @@ def sampling_rows(out: Path, runs_dir: Path, names: list[str], block: int) -> li
             validated = [row for row in fixed if row["step"] == checked]
             cells += ([f"{100 * sum(r['won'] for r in validated) / len(validated):.1f} (step {checked})",
                        f"{100 * sum(r['admissible_rate'] for r in validated) / len(validated):.1f}",
-                       percent([logged.get(checked, {})], "val/split/train/refused_repeat_rate")]
+                       fixed_games_percent(logged.get(checked, {}), "refused_repeat_rate")]
                       if validated else ["-", "-", "-"])
             table.append([name, "-" if temperature is None else str(temperature), f"{first}-{last}", *cells])
     return table
+
+
+def fixed_games_percent(logged: dict, metric: str) -> str:
+    """A validation metric of the fixed training games: ``val/split/train/<metric>`` where the validation played
+    both sets (the first and the last), ``val/average/metrics/<metric>`` where it played only them (in between)."""
+    value = logged.get(f"val/split/train/{metric}", logged.get(f"val/average/metrics/{metric}"))
+    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:

@@ -41,9 +41,12 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
     timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0,
               "strata/success_rate": 0.25, "strata/admissible_action_rate": 0.6,
               "strata/zero_var_trajectory_groups": 0.5}
-    # Refused repeats: logged from step 5 on (older runs have none), in training and on the fixed games' validation.
-    loops = {s: {"strata/refused_repeat_rate": 0.1, "val/split/train/refused_repeat_rate": 0.4} if s >= 5 else {}
-             for s in range(1, 11)}
+    # Refused repeats: logged from step 5 on (older runs have none), in training and on the fixed games' validation:
+    # in between, the validation plays the fixed games alone (val/average), at the last step both sets (val/split).
+    loops = {s: {"strata/refused_repeat_rate": 0.1, "val/average/metrics/refused_repeat_rate": 0.4} if s >= 5 else {}
+             for s in range(1, 10)}
+    loops[10] = {"strata/refused_repeat_rate": 0.1, "val/average/metrics/refused_repeat_rate": 0.9,
+                 "val/split/train/refused_repeat_rate": 0.3}
     (out / name / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "data": {**timing, **loops[s]}}) + "\n"
                                                       for s in range(1, 11)))
 
@@ -105,7 +108,7 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert "| strata-seed0 | 0.7 | 1-8 | 25.0 | 60.0 | 10.0 | 50.0 | 15.6 (step 5) | 50.0 | 40.0 |" in report
     # How often training drew each RL game: 10 steps x 4 tasks over 200 games.
     assert "RL games: 200 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (0.20 a game); strata-seed1" in report
-    assert "| control-seed1 | 0.7 | 9-10 | 25.0 | 60.0 | 10.0 | 50.0 | 3.1 (step 10) | 50.0 | 40.0 |" in report
+    assert "| control-seed1 | 0.7 | 9-10 | 25.0 | 60.0 | 10.0 | 50.0 | 3.1 (step 10) | 50.0 | 30.0 |" in report
     assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | 9010 |" in report  # 9, 10: final validation
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
 
