@@ -1,8 +1,11 @@
-"""A real Ctrl-C landed inside a tool's staged block (`strata.staging`): for the interruption tests.
+"""A real Ctrl-C landed inside a tool's staged block (`strata.staging`), at a chosen write: for the interruption
+tests.
 
-The helper waits for the tool's partial folder to appear, stops the process there (SIGSTOP, waiting until it has
-stopped), and sends SIGINT only if the partial folder is still there, so the interruption always falls inside the
-staged block; a tool that finished first is let go and the attempt repeated with a new output."""
+The tool runs in a child interpreter with an audit hook (`sys.addaudithook`) that stops the process (SIGSTOP to
+itself) when it is about to open its ``nth_write``-th file for writing inside a partial folder. The test then
+sends SIGINT and SIGCONT: the Ctrl-C is pending when the process resumes, so it lands there, mid-write, on every
+machine however loaded (a helper that watched for the partial folder from outside lost the race under load: the
+tool finished first)."""
 
 from __future__ import annotations
 
@@ -11,10 +14,23 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+CHILD = """
+import os, signal, sys
+
+def stop_at_write(event, args, left=[{nth_write}]):
+    if event == "open" and ".partial-" in os.fsdecode(args[0]) and args[2] & (os.O_WRONLY | os.O_RDWR):
+        left[0] -= 1
+        if left[0] == 0:
+            os.kill(os.getpid(), signal.SIGSTOP)
+
+sys.addaudithook(stop_at_write)
+from strata.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def partial_folder(final: Path, pid: int) -> Path:
@@ -22,48 +38,34 @@ def partial_folder(final: Path, pid: int) -> Path:
     return final.parent / f".{final.name}.partial-{pid}"
 
 
-def _appeared(path: Path, process: subprocess.Popen, timeout_s: float) -> bool:
+def _stopped(process: subprocess.Popen, timeout_s: float) -> bool:
+    """Until ``process`` has stopped itself (state ``T`` in /proc): True, or False if it ended first."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and process.poll() is None:
-        if path.exists():
+        if Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
             return True
-        time.sleep(0.001)
+        time.sleep(0.01)
+    if process.poll() is None:
+        process.kill()
+        pytest.fail(f"strata did not reach its write within {timeout_s} s")
     return False
 
 
-def _wait_until_stopped(pid: int, timeout_s: float = 10.0) -> None:
-    """Until ``pid`` is stopped (state ``T`` in /proc): a process in a system call (the rename that ends the staged
-    block) stops only when the call returns, so the folder it works on is settled only then."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
-            return
-        time.sleep(0.001)
-    pytest.fail(f"process {pid} did not stop within {timeout_s} s of SIGSTOP")
-
-
-def interrupt_mid_write(command: Callable[[int], tuple[list[str], Path]], attempts: int = 10,
-                        timeout_s: float = 120.0) -> tuple[list[str], Path, subprocess.CompletedProcess]:
-    """Run ``strata *args`` (``command(attempt)`` gives the arguments and the folder the tool stages) until one
-    run is interrupted inside its staged block; that run's arguments, final folder and completed process."""
-    for attempt in range(attempts):
-        args, final = command(attempt)
-        process = subprocess.Popen([sys.executable, "-m", "strata.cli", *args], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        staging = partial_folder(final, process.pid)
-        caught = _appeared(staging, process, timeout_s)
-        if caught:
-            os.kill(process.pid, signal.SIGSTOP)
-            _wait_until_stopped(process.pid)  # kill() returns before a process inside a rename has stopped
-            caught = staging.exists()
-            if caught:
-                os.kill(process.pid, signal.SIGINT)
-            os.kill(process.pid, signal.SIGCONT)
-        out, err = process.communicate(timeout=timeout_s)
-        if caught:
-            return args, final, subprocess.CompletedProcess(process.args, process.returncode, out, err)
-        assert process.returncode == 0, err
-    pytest.fail(f"strata {args[0]} finished before it could be interrupted in {attempts} attempts")
+def interrupt_mid_write(args: list[str], final: Path, nth_write: int = 2,
+                        timeout_s: float = 300.0) -> subprocess.CompletedProcess:
+    """Run ``strata *args``, press Ctrl-C just before it opens its ``nth_write``-th file inside the partial folder
+    of ``final``, and return the completed process."""
+    process = subprocess.Popen([sys.executable, "-c", CHILD.format(nth_write=nth_write), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not _stopped(process, timeout_s):
+        out, err = process.communicate()
+        pytest.fail(f"strata {args[0]} ended (exit {process.returncode}) before its write {nth_write} in a partial "
+                    f"folder:\n{out}{err}")
+    assert partial_folder(final, process.pid).is_dir()  # the stop is inside the staged block
+    os.kill(process.pid, signal.SIGINT)
+    os.kill(process.pid, signal.SIGCONT)
+    out, err = process.communicate(timeout=timeout_s)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def assert_interrupted_cleanly(tool: str, final: Path, result: subprocess.CompletedProcess) -> None:

@@ -20,7 +20,9 @@ losing others, so RL on ALFWorld has a signal and integration runs see varying r
    special tokens: `strata.assets.tokenizer.build_game_tokenizer`), so that RL steps on a CPU are not spent
    on 151,665-way softmaxes; then a warm start of a from-scratch width-64 Qwen2, loss on response tokens
    only (`strata.assets.warm_start.fit_responses`).
-5. Evaluation on the held-out games through the trainer's validation path (`strata.assets.local_policy`).
+5. Evaluation through the trainer's validation path (`strata.assets.local_policy`): on the held-out games, and on
+   the first ``rl_eval_games`` RL games (the learning benchmark's fixed training set), the training-side reading
+   by which one build is chosen over another.
 
 Layout of ``root`` (task lists hold absolute paths: do not move it):
 
@@ -45,6 +47,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from strata.assets.tokenizer import QWEN25_DEFAULT_SYSTEM, build_game_tokenizer
 from strata.assets.warm_start import Example
@@ -84,6 +87,9 @@ class AgentRecipe:
     # Enough for 50 steps of 4 tasks (the benchmark's runs took 10-30); session 13-18's runs drew from 400
     # (`--rl-games 400`), which cost the build ~60 s more.
     rl_games: int = 200
+    # The first games of rl_train played once more after the warm start, as the benchmark's ``train_fixed`` set
+    # (64): a training-side reading of the new agent, so that a choice between builds never reads held-out games.
+    rl_eval_games: int = 64
     game_seed: int = 0
     orders_per_game: int = 2
     # "listed": the game's listing, then its reverse (`ExploringExpert.for_game`): two plans the model can learn
@@ -274,11 +280,40 @@ def situations(tasks: list[Task], rollouts: list[TaskRollout], algorithm: str) -
             for (verb, in_view), (admitted, total) in situation_table(records).items()}
 
 
+def play_summary(name: str, tasks: list[Task], rollouts: list[TaskRollout], algorithm: str) -> dict[str, Any]:
+    """What one evaluation of the built agent measured, keyed ``<name>_<measure>`` for ``agent.json``: success,
+    well-formed and refused-repeat shares of its steps (`count_refused_repeats`: the loop that decides most lost
+    games), and the admissible rate by situation."""
+    trajectories = [t for r in rollouts for s in r.strategies for t in s.trajectories]
+    steps = max(1, sum(len(t.steps) for t in trajectories))
+    return {f"{name}_success": round(sum(t.won for t in trajectories) / len(trajectories), 4),
+            f"{name}_well_formed_actions": round(sum(s.action is not None for t in trajectories for s in t.steps)
+                                                 / steps, 4),
+            f"{name}_refused_repeat_rate": round(sum(t.refused_repeats for t in trajectories) / steps, 4),
+            # Where its actions are refused: "<verb>, object in view|not in view" -> [admitted, steps].
+            f"{name}_situations": situations(tasks, rollouts, algorithm)}
+
+
+def evaluate_agent(model: Path, recipe: AgentRecipe, held_out: list[Task], train_fixed: list[Task],
+                   pool: EnvPool) -> dict[str, Any]:
+    """What the trainer's validation measures at step 0 (spec §3: one strategy and one episode per game, T=0.7), on
+    the held-out games and on the benchmark's fixed RL training games: `play_summary` of each non-empty set."""
+    from strata.assets.local_policy import play_evaluation
+
+    config = recipe.strata_config()
+    summaries: dict[str, Any] = {}
+    for name, tasks in (("held_out", held_out), ("train_fixed", train_fixed)):
+        if tasks:
+            rollouts = asyncio.run(play_evaluation(model, tasks, config, pool, recipe.max_steps, VALIDATION_SAMPLING,
+                                                   seed=recipe.seed))
+            summaries |= play_summary(name, tasks, rollouts, config.algorithm)
+    return summaries
+
+
 def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) -> Path:
     """Build the agent under ``root`` (see the module docstring) and return ``root``."""
     from transformers import AutoTokenizer
 
-    from strata.assets.local_policy import play_evaluation
     from strata.assets.tiny_model import build_tiny_model
     from strata.assets.warm_start import fit_responses
     from strata.envs.alfworld.gen.generate import generate_split
@@ -321,9 +356,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
                    for kind, share in (("action", 16), ("action_grpo", 10), ("strategy", 4), ("judge", 2))]
         fit_responses(tiny, root / "model", mixture, recipe.steps, recipe.lr, recipe.seed, recipe.negatives)
         lap("warm_start")
-        rollouts = asyncio.run(play_evaluation(root / "model", splits["valid_seen"], config, pool,
-                                               recipe.max_steps, VALIDATION_SAMPLING, seed=recipe.seed))
-        trajectories = [t for r in rollouts for s in r.strategies for t in s.trajectories]
+        summaries = evaluate_agent(root / "model", recipe, splits["valid_seen"],
+                                   splits.get("rl_train", [])[:recipe.rl_eval_games], pool)
         lap("evaluation")
 
     manifest = {
@@ -335,12 +369,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
                    "slips": sum(s.slip for t in traces for s in t.steps),
                    "misplaced_takes": sum(s.misplaced_take for t in traces for s in t.steps)},
         "examples": {kind: len(items) for kind, items in examples.items()},
-        # What the trainer's validation measures at step 0 (spec §3: one strategy and one episode per game, T=0.7).
-        "held_out_success": round(sum(t.won for t in trajectories) / len(trajectories), 4),
-        "held_out_well_formed_actions": round(sum(s.action is not None for t in trajectories for s in t.steps)
-                                              / max(1, sum(len(t.steps) for t in trajectories)), 4),
-        # Where its actions are refused: "<verb>, object in view|not in view" -> [admitted, steps].
-        "held_out_situations": situations(splits["valid_seen"], rollouts, config.algorithm),
+        **summaries,
         "seconds": seconds,
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

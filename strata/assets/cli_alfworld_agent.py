@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="held-out games the agent is evaluated on (split valid_seen)")
     parser.add_argument("--rl-games", type=non_negative_int, default=DEFAULTS.rl_games,
                         help="games for RL that the warm start never sees (rl_train.parquet, seed game-seed + 1)")
+    parser.add_argument("--rl-eval-games", type=non_negative_int, default=DEFAULTS.rl_eval_games,
+                        help="first RL games played once after the warm start (training-side success, loops)")
     parser.add_argument("--orders-per-game", type=positive_int, default=DEFAULTS.orders_per_game,
                         help="expert episodes per training game, each with its own search order")
     parser.add_argument("--search-order", choices=SEARCH_ORDERS, default=DEFAULTS.search_order,
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("strata.envs.alfworld.gen.generate").setLevel(logging.WARNING)
     without_progress_bars()
     recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
+                         rl_eval_games=args.rl_eval_games,
                          orders_per_game=args.orders_per_game, search_order=args.search_order,
                          misplaced_take_rate=args.misplaced_take_rate, history_window=args.history_window,
                          hidden_size=args.hidden_size, num_layers=args.num_layers, steps=args.steps, lr=args.lr,
@@ -57,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     print(f"agent written to {root / 'model'}: held-out success {manifest['held_out_success']:.0%} on "
           f"{recipe.valid_games} valid_seen games (T=0.7, as the trainer validates); "
+          + (f"{manifest['train_fixed_success']:.0%} on the first {min(recipe.rl_eval_games, recipe.rl_games)} RL "
+             f"games; " if "train_fixed_success" in manifest else "") +
           f"expert won {manifest['expert']['won']}/"
           f"{manifest['expert']['traces']} training traces; {sum(manifest['seconds'].values()) / 60:.1f} min")
     return 0

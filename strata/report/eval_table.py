@@ -11,6 +11,7 @@ won by at least one of the k samples), per subtask and overall, as peers publish
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections.abc import Sequence
@@ -21,7 +22,16 @@ from typing import Any
 from strata.report.markdown import markdown_table
 from strata.report.schema import ALL_SUBTASKS, OVERALL, EvalResult, EvalSchemaError, read_json
 
+AGENTGYM_ENVIRONMENT = Path(__file__).resolve().parents[2] / "configs/environment/sciworld_agentgym.yaml"
 WEBSHOP = "webshop"  # its one subtask: a report of only WebShop goals scores WebShop's way
+
+
+@functools.cache
+def agentgym_max_steps() -> int:
+    """AgentGym's ScienceWorld horizon, read from the config that runs ScienceWorld its way (one place to change)."""
+    import yaml
+
+    return int(yaml.safe_load(AGENTGYM_ENVIRONMENT.read_text(encoding="utf-8"))["env"]["max_steps"])
 
 
 @dataclass(frozen=True)
@@ -144,7 +154,8 @@ class EvalReport:
             if agentgym is not None:
                 seeds = ", ".join(map(str, self.seeds))
                 horizon = self.results[0].max_steps
-                horizon = f"; at most {horizon} steps an episode, AgentGym's runs 30" if horizon else ""
+                horizon = (f"; at most {horizon} steps an episode, AgentGym's runs {agentgym_max_steps()}"
+                           if horizon else "")
                 table = (f"**ScienceWorld score comparable to the paper's 63.5** (AgentGym's mean score, a lost game "
                          f"counts -100{horizon}): {SCORE.mean_std(agentgym)} (seed(s) {seeds}: "
                          f"{', '.join(map(SCORE, agentgym.per_seed))}). The project's mean score, a lost game counting "

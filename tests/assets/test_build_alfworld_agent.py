@@ -14,7 +14,8 @@ from strata.cli import main
 def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     out = tmp_path / "agent"
     assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
-                 "--rl-games", "2", "--orders-per-game", "1", "--steps", "3", "--misplaced-take-rate", "0.5",
+                 "--rl-games", "2", "--rl-eval-games", "1", "--orders-per-game", "1", "--steps", "3",
+                 "--misplaced-take-rate", "0.5",
                  "--history-window", "3", "--hidden-size", "128", "--num-layers", "2", "--lr", "0.001"]) == 0
     manifest = json.loads((out / "agent.json").read_text())
     assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
@@ -22,6 +23,12 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert manifest["expert"]["traces"] == 3 and manifest["expert"]["won"] >= 1
     assert manifest["examples"]["strategy"] == manifest["expert"]["won"]
     assert 0.0 <= manifest["held_out_success"] <= 1.0
+    # The training-side reading: the first --rl-eval-games RL games, played as the held-out ones are.
+    assert manifest["recipe"]["rl_eval_games"] == 1
+    for name in ("held_out", "train_fixed"):
+        assert 0.0 <= manifest[f"{name}_success"] <= 1.0
+        assert 0.0 <= manifest[f"{name}_refused_repeat_rate"] < manifest[f"{name}_well_formed_actions"] + 1e-9
+    assert 0 < sum(total for _, total in manifest["train_fixed_situations"].values()) <= 15  # one 15-step game
     assert manifest["recipe"]["misplaced_take_rate"] == 0.5 and manifest["expert"]["misplaced_takes"] >= 1
     situations = manifest["held_out_situations"]  # "<verb>, object (not) in view" -> [admitted, steps]
     assert situations and all(0 <= admitted <= steps for admitted, steps in situations.values())
@@ -39,6 +46,7 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert manifest["recipe"]["history_window"] == 3 and manifest["recipe"]["lr"] == 0.001
     printed = capsys.readouterr().out
     assert f"agent written to {out / 'model'}" in printed and "held-out success" in printed
+    assert "on the first 1 RL games" in printed
     # The held-out games are neither the warm start's nor RL's, and RL's are new to the warm start.
     train, valid, rl = ({p.read_bytes() for p in (out / folder / "json_2.1.1" / split).rglob("game.tw-pddl")}
                         for folder, split in (("data", "train"), ("data", "valid_seen"), ("rl_data", "train")))

@@ -16,13 +16,12 @@ from tests.interrupting import assert_interrupted_cleanly, interrupt_mid_write
 def test_a_real_ctrl_c_leaves_nothing_half_written(tool: str, fsdp_checkpoints, tmp_path: Path) -> None:
     step = fsdp_checkpoints[1]
 
-    def command(attempt: int) -> tuple[list[str], Path]:
-        out = tmp_path / f"out{attempt}"
-        if tool == "export":
-            return ["export", "--checkpoint", str(step), "--out", str(out)], out
-        return ["reshard", "--checkpoint", str(step), "--world-size", "2", "--out", str(out)], out / step.name
-
-    args, final, result = interrupt_mid_write(command)
+    out = tmp_path / "out"
+    if tool == "export":
+        args, final = ["export", "--checkpoint", str(step), "--out", str(out)], out
+    else:
+        args, final = ["reshard", "--checkpoint", str(step), "--world-size", "2", "--out", str(out)], out / step.name
+    result = interrupt_mid_write(args, final)
     assert_interrupted_cleanly(tool, final, result)
     again = subprocess.run([sys.executable, "-m", "strata.cli", *args], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr  # nothing in the way of the same command

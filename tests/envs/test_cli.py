@@ -109,11 +109,9 @@ def test_a_real_ctrl_c_leaves_no_half_written_split(tmp_path: Path) -> None:
     README's loop can be run again without --force."""
     from tests.interrupting import assert_interrupted_cleanly, interrupt_mid_write
 
-    def command(attempt: int) -> tuple[list[str], Path]:
-        out = tmp_path / f"games{attempt}"
-        return ["make-games", "--out", str(out), "--split", "train", "--count", "6"], out / "json_2.1.1" / "train"
-
-    _, final, result = interrupt_mid_write(command)
+    out = tmp_path / "games"
+    final = out / "json_2.1.1" / "train"
+    result = interrupt_mid_write(["make-games", "--out", str(out), "--split", "train", "--count", "6"], final)
     assert_interrupted_cleanly("make-games", final, result)
 
 
