@@ -5,7 +5,9 @@ The tool runs in a child interpreter with an audit hook (`sys.addaudithook`) tha
 itself) when it is about to open its ``nth_write``-th file for writing inside a partial folder. The test then
 sends SIGINT and SIGCONT: the Ctrl-C is pending when the process resumes, so it lands there, mid-write, on every
 machine however loaded (a helper that watched for the partial folder from outside lost the race under load: the
-tool finished first)."""
+tool finished first). The child sets Python's own SIGINT handler first: a suite started in the background by a
+shell without job control (`cmd &` in a script, as a CI runner may) inherits SIGINT ignored, and Python keeps an
+ignored SIGINT ignored, so the Ctrl-C would never land."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ def stop_at_write(event, args, left=[{nth_write}]):
         if left[0] == 0:
             os.kill(os.getpid(), signal.SIGSTOP)
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's Ctrl-C finds it, however pytest started
 sys.addaudithook(stop_at_write)
 from strata.cli import main
 sys.exit(main(sys.argv[1:]))
