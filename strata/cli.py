@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "strata.assets.cli_alfworld_agent",
         "Build a tiny ALFWorld agent offline: generated games, an exploring expert's traces, a warm start.",
     ),
+    "dagger-alfworld-agent": (
+        "strata.assets.cli_dagger",
+        "Train a built ALFWorld agent further on the expert's labels of the states it reached itself (DAgger).",
+    ),
     "doctor": (
         "strata.trainer.doctor",
         "Check this machine for a recipe (7-20 s): GPUs, vLLM, attention, model, data, wandb, disk.",

@@ -272,6 +272,39 @@ def game_sets(recipe: AgentRecipe) -> list[tuple[str, str, int, int]]:
     return sets
 
 
+MIXTURE_SHARES = {"action": 16, "action_grpo": 10, "strategy": 4, "judge": 2}
+"""Examples of each kind per batch of 32: StraTA's actions (what decides a game), the flat baseline's actions,
+strategies, judgments."""
+
+
+def training_mixture(examples: dict[str, list[Example]], batch_size: int,
+                     relabelled: dict[str, list[Example]] | None = None) -> list[tuple[list[Example], int]]:
+    """`strata.assets.warm_start.fit_responses`'s mixture: `MIXTURE_SHARES` of ``batch_size``. With ``relabelled``
+    examples of a kind (DAgger's labels of the agent's own states, `strata.assets.dagger`), half of that kind's
+    share is drawn from them: the expert's states keep what the agent already does right."""
+    mixture = []
+    for kind, share in MIXTURE_SHARES.items():
+        extra = (relabelled or {}).get(kind)
+        count = batch_size * share // 32
+        mixture += [(examples[kind], count - count // 2), (extra, count // 2)] if extra else [(examples[kind], count)]
+    return mixture
+
+
+def machine() -> dict[str, Any]:
+    """The CPU model, core count and torch version: a build is deterministic on one machine, not across CPU models
+    (one recipe gave 29.7% and 23.4% on its RL games on two; benchmarks/RESULTS_alfworld_learning.md)."""
+    import os
+    import platform
+
+    import torch
+
+    cpuinfo = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in
+             (cpuinfo.read_text(encoding="utf-8").splitlines() if cpuinfo.is_file() else [])
+             if line.startswith("model name")]
+    return {"cpu": names[0] if names else platform.processor(), "cpus": os.cpu_count(), "torch": torch.__version__}
+
+
 def situations(tasks: list[Task], rollouts: list[TaskRollout], algorithm: str) -> dict[str, list[int]]:
     """`strata.report.situations.situation_table` of evaluation rollouts, keyed for JSON."""
     records = [task_record("valid", 0, algorithm, task, rollout, None)
@@ -290,6 +323,8 @@ def play_summary(name: str, tasks: list[Task], rollouts: list[TaskRollout], algo
             f"{name}_well_formed_actions": round(sum(s.action is not None for t in trajectories for s in t.steps)
                                                  / steps, 4),
             f"{name}_refused_repeat_rate": round(sum(t.refused_repeats for t in trajectories) / steps, 4),
+            # Per game, in task order: what a paired comparison of two agents on these games reads.
+            f"{name}_won": [int(any(t.won for t in r.trajectories)) for r in rollouts],
             # Where its actions are refused: "<verb>, object in view|not in view" -> [admitted, steps].
             f"{name}_situations": situations(tasks, rollouts, algorithm)}
 
@@ -351,10 +386,8 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
                                 hidden_size=recipe.hidden_size, intermediate_size=2 * recipe.hidden_size,
                                 num_hidden_layers=recipe.num_layers)
         examples = tokenize_dialogues(ChatTokens(AutoTokenizer.from_pretrained(tiny)), dialogues)
-        # Per batch of 32: 16 StraTA actions (what decides a game), 10 baseline actions, 4 strategies, 2 judgments.
-        mixture = [(examples[kind], recipe.batch_size * share // 32)
-                   for kind, share in (("action", 16), ("action_grpo", 10), ("strategy", 4), ("judge", 2))]
-        fit_responses(tiny, root / "model", mixture, recipe.steps, recipe.lr, recipe.seed, recipe.negatives)
+        fit_responses(tiny, root / "model", training_mixture(examples, recipe.batch_size), recipe.steps, recipe.lr,
+                      recipe.seed, recipe.negatives)
         lap("warm_start")
         summaries = evaluate_agent(root / "model", recipe, splits["valid_seen"],
                                    splits.get("rl_train", [])[:recipe.rl_eval_games], pool)
@@ -371,6 +404,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
         "examples": {kind: len(items) for kind, items in examples.items()},
         **summaries,
         "seconds": seconds,
+        "machine": machine(),
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return root

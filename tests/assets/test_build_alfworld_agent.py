@@ -53,3 +53,23 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert train and valid and len(rl) == 2 and not train & valid and not rl & (train | valid)
     rl_games = set(pd.read_parquet(out / "rl_train.parquet")["extra_info"].map(lambda info: info["game_file"]))
     assert len(rl_games) == 2 and all(game.startswith(str(out / "rl_data")) for game in rl_games)
+    # DAgger from it: a new folder on the base's games, the base left as it was.
+    base_manifest = (out / "agent.json").read_bytes()
+    dagger = tmp_path / "dagger"
+    assert main(["dagger-alfworld-agent", "--agent", str(out), "--out", str(dagger), "--steps", "2"]) == 0
+    assert (out / "agent.json").read_bytes() == base_manifest
+    trained = json.loads((dagger / "agent.json").read_text())
+    assert trained["recipe"] == manifest["recipe"] and trained["dagger"]["base"] == str(out)
+    (strata, grpo), = ((r["action"], r["action_grpo"]) for r in trained["dagger"]["rounds"])
+    for counts in (strata, grpo):  # each of the 3 training games played once per prompt style, replayed exactly
+        assert counts["episodes"] == 3 and counts["diverged"] == counts["failed"] == 0
+        assert 0 < counts["labels"] <= counts["states"] and 0.0 <= counts["agreement"] <= 1.0
+    assert len(trained["dagger"]["before"]["train_fixed_won"]) == len(trained["train_fixed_won"]) == 1
+    assert trained["dagger"]["train_fixed_change"].count("[") == 1
+    assert set(trained["machine"]) == {"cpu", "cpus", "torch"}
+    assert (dagger / "data").is_symlink() and (dagger / "model" / "config.json").is_file()
+    rl_games = set(pd.read_parquet(dagger / "rl_train.parquet")["extra_info"].map(lambda info: info["game_file"]))
+    assert len(rl_games) == 2 and all(game.startswith(str(dagger / "rl_data")) for game in rl_games)
+    assert "labels of its own states" in capsys.readouterr().out
+    # It never writes over a folder.
+    assert main(["dagger-alfworld-agent", "--agent", str(out), "--out", str(dagger)]) == 2

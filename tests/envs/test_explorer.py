@@ -8,7 +8,14 @@ import random
 import pytest
 
 from strata.envs.alfworld.discovery import load_split
-from strata.envs.alfworld.explorer import ExploringExpert, PickGoal, pick_goal, receptacles_in_view, search_candidates
+from strata.envs.alfworld.explorer import (
+    ExploringExpert,
+    PickGoal,
+    pick_goal,
+    receptacles_in_view,
+    search_candidates,
+    search_order_of,
+)
 from strata.envs.pool import EnvPool
 
 
@@ -49,6 +56,25 @@ def test_the_misplaced_take_is_the_take_where_the_object_is_not():
     assert expert.misplaced_take(["take mug 2 from countertop 1", "go to shelf 1"]) is None  # it is here
     expert.act(["take mug 2 from countertop 1", "go to shelf 1"])
     assert expert.misplaced_take(["go to shelf 1", "go to drawer 1"]) is None  # holding it
+
+
+def test_the_search_order_is_the_one_a_strategy_names_then_the_rest_as_listed():
+    candidates = ["cabinet 1", "cabinet 10", "drawer 2", "countertop 1"]
+    strategy = "look for the mug in cabinet 10, drawer 2, cabinet 1; take it to the shelf and put it there."
+    assert search_order_of(strategy, candidates) == ["cabinet 10", "drawer 2", "cabinet 1", "countertop 1"]
+    assert search_order_of("garbled", candidates) == candidates
+
+
+def test_following_an_agent_it_labels_each_state_from_where_the_agent_is():
+    expert = ExploringExpert(PickGoal("mug", "shelf"), ("drawer 1", "countertop 1"))
+    # The agent went to the shelf first and tried a take there: the label leads the search on.
+    assert expert.follow("go to shelf 1", admitted=True)
+    assert expert.follow("take mug 1 from shelf 1", admitted=False)  # refused: nothing changed
+    assert expert.suggest(["go to drawer 1", "go to countertop 1"]) == "go to drawer 1"
+    assert expert.follow("go to countertop 1", admitted=True)  # it skipped the drawer: the label goes back
+    assert expert.suggest(["go to drawer 1", "go to shelf 1"]) == "go to drawer 1"
+    assert expert.suggest(["take mug 2 from countertop 1", "go to drawer 1"]) == "take mug 2 from countertop 1"
+    assert not expert.follow("take apple 1 from countertop 1", admitted=True)  # another object: no more labels
 
 
 @pytest.fixture(scope="module")

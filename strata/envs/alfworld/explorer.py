@@ -67,6 +67,16 @@ def search_candidates(goal: PickGoal, receptacles: Sequence[str]) -> list[str]:
     return [r for r in receptacles if may_hold(r)]
 
 
+def search_order_of(strategy: str, candidates: Sequence[str]) -> list[str]:
+    """``candidates`` in the order ``strategy`` first names them, then those it does not name, as listed
+    (``cabinet 1`` is not read in ``cabinet 10``)."""
+    def first_mention(receptacle: str) -> int:
+        found = re.search(rf"\b{re.escape(receptacle)}(?!\d)", strategy)
+        return found.start() if found else len(strategy)
+
+    return sorted(candidates, key=first_mention)  # stable: the unnamed keep the listed order
+
+
 def search_strategy(goal: PickGoal, order: Sequence[str]) -> str:
     """The strategy text the expert follows: its search order, then the delivery."""
     return f"look for the {goal.obj} in {', '.join(order)}; take it to the {goal.parent} and put it there."
@@ -97,25 +107,41 @@ class ExploringExpert:
             order.reverse()
         return cls(goal, tuple(order))
 
+    @classmethod
+    def following(cls, game_file: str | Path, initial_admissible: Sequence[str], strategy: str) -> ExploringExpert:
+        """The expert an agent playing ``strategy`` would be: it searches the plausible receptacles in the order
+        the strategy names them (`search_order_of`). It labels the states that agent reached
+        (`strata.assets.relabel`), so each label follows the plan the agent's own prompt states."""
+        goal = pick_goal(game_file)
+        candidates = search_candidates(goal, receptacles_in_view(initial_admissible))
+        return cls(goal, tuple(search_order_of(strategy, candidates)))
+
     @property
     def strategy(self) -> str:
         return search_strategy(self.goal, self.order)
 
+    @property
+    def holding(self) -> bool:
+        return self._holding
+
     def act(self, admissible_commands: Sequence[str]) -> str:
+        """The expert's command here, played: `suggest`, then `follow`."""
+        command = self.suggest(admissible_commands)
+        self.follow(command, admitted=True)
+        return command
+
+    def suggest(self, admissible_commands: Sequence[str]) -> str:
+        """What the expert would do here, given what has been played so far; changes nothing."""
         commands = list(admissible_commands)
         if not self._holding:
             take = self._first(commands, f"take {self.goal.obj} ")
             if take:
-                self._holding = True
                 return take
             here = self._visited[-1] if self._visited else None
-            if here is not None and f"open {here}" in commands:
+            if here in self.order and f"open {here}" in commands:
                 return f"open {here}"
             unvisited = [r for r in self.order if r not in self._visited]
-            if unvisited:
-                self._visited.append(unvisited[0])
-                return f"go to {unvisited[0]}"
-            return "look"
+            return f"go to {unvisited[0]}" if unvisited else "look"
         for verb in ("put", "move"):
             put = next((c for c in commands if c.startswith(f"{verb} {self.goal.obj} ")
                         and c.rsplit(" ", 2)[-2] == self.goal.parent), None)
@@ -123,6 +149,20 @@ class ExploringExpert:
                 return put
         parent = self.goal.parent
         return self._first(commands, f"open {parent} ") or self._first(commands, f"go to {parent} ") or "look"
+
+    def follow(self, command: str, admitted: bool) -> bool:
+        """Take note of ``command``, played by the expert or by an agent it labels (a refused one changes
+        nothing). False once the game is where the expert cannot lead (another object in hand)."""
+        if not admitted:
+            return True
+        if go := _GO_TO.match(command):
+            self._visited.append(go.group(1))
+        elif command.startswith("take "):
+            self._holding = command.startswith(f"take {self.goal.obj} ")
+            return self._holding
+        elif command.startswith((f"put {self.goal.obj} ", f"move {self.goal.obj} ")):
+            self._holding = False
+        return True
 
     def misplaced_take(self, admissible_commands: Sequence[str]) -> str | None:
         """The take a small agent tries where the object is not: ``take <object> 1 from <here>`` at a searched
