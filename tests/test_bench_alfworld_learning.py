@@ -117,12 +117,18 @@ def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> No
     bench = _bench()
     out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
     agent.mkdir()
-    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.2, "splits": {"valid_seen": {"games": 300},
-                                                                                    "rl_train": {"games": 20}}}))
+    dagger = {"base": "/agents/base", "rounds": [{}], "train_fixed_change": "+3.1 [-1.6, +7.8]"}
+    (agent / "agent.json").write_text(json.dumps({
+        "held_out_success": 0.2, "splits": {"valid_seen": {"games": 300}, "rl_train": {"games": 20}},
+        "train_fixed_success": 0.25, "train_fixed_refused_repeat_rate": 0.3,
+        "recipe": {"rl_eval_games": 64, "rl_games": 20}, "dagger": dagger}))
     _record(runs, out, "strata-seed0", _outcomes(0, {(0, "held_out"): 30, (10, "held_out"): 27,
                                                      (0, "train_fixed"): 5, (10, "train_fixed"): 5},
                                                  {"held_out": 300, "train_fixed": 64}))
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0]).read_text()
     assert "StraTA vs control: not measured" in report
+    # The header counts the fixed games the build played (20 RL games, not --rl-eval-games 64) and names DAgger.
+    assert "25.0% on its first 20 RL games, 30.0% of their steps refused repeats; DAgger, 1 round(s) from " \
+           "/agents/base: fixed RL games +3.1 [-1.6, +7.8] points (paired)." in report
     assert "RL games: 20 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (2.00 a game)." in report
     assert "StraTA's paired difference (step 0 -> 10): -1.0 [" in report and "**not met**" in report

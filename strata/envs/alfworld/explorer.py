@@ -120,10 +120,6 @@ class ExploringExpert:
     def strategy(self) -> str:
         return search_strategy(self.goal, self.order)
 
-    @property
-    def holding(self) -> bool:
-        return self._holding
-
     def act(self, admissible_commands: Sequence[str]) -> str:
         """The expert's command here, played: `suggest`, then `follow`."""
         command = self.suggest(admissible_commands)
