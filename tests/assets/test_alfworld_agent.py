@@ -9,8 +9,15 @@ import re
 import pytest
 import torch
 
-from strata.assets.alfworld_agent import AgentRecipe, expert_traces, tokenize_dialogues, trace_dialogues
-from strata.assets.warm_start import SampledSoftmax, response_loss
+from strata.assets.alfworld_agent import (
+    MIXTURE_SHARES,
+    AgentRecipe,
+    expert_traces,
+    tokenize_dialogues,
+    trace_dialogues,
+    training_mixture,
+)
+from strata.assets.warm_start import Example, SampledSoftmax, response_loss
 from strata.envs.alfworld.bundled import bundled_data_path
 from strata.envs.alfworld.discovery import load_split
 from strata.envs.pool import EnvPool
@@ -124,3 +131,13 @@ def test_sampled_softmax_over_every_token_is_the_full_cross_entropy(traced, tiny
         sampled = response_loss(model, batch, chat.tokenizer.pad_token_id, SampledSoftmax.of(batch, 2048), generator)
         assert sampled.item() == pytest.approx(full.item(), rel=0.02)
         assert sampled.item() != full.item()
+
+
+def test_dagger_labels_take_half_of_their_kinds_share_of_a_batch():
+    examples = {kind: [Example([1], [number])] for number, kind in enumerate(MIXTURE_SHARES)}
+    assert [count for _, count in training_mixture(examples, 32)] == [16, 10, 4, 2]
+    labels = [Example([2], [9])]
+    mixture = training_mixture(examples, 32, {"action": labels, "action_grpo": []})
+    assert mixture == [(examples["action"], 8), (labels, 8), (examples["action_grpo"], 10),
+                       (examples["strategy"], 4), (examples["judge"], 2)]
+    assert [count for _, count in training_mixture(examples, 16, {"action": labels})] == [4, 4, 5, 2, 1]
