@@ -18,6 +18,7 @@ checks (seconds), whose own messages are tested in tests/trainer.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from strata.assets.alfworld_agent import AgentRecipe
 from strata.cli import main
 
 EMPTY, TRUNCATED, WRONG_TYPE, MISSING, FOLDER, FILE = (
@@ -289,6 +291,14 @@ def _slots() -> list[Slot]:
         # model shards and the config are its inputs
         *_checkpoint_slots("export", lambda tmp: ["--out", str(tmp / "out")], lambda tmp: tmp / "out",
                            ("actor/model_world_size_1_rank_0.pt", "actor/huggingface/config.json")),
+        # dagger-alfworld-agent: the built agent's folder and the manifest in it
+        Slot("dagger-alfworld-agent --agent", FOLDER_DAMAGE,
+             lambda tmp, a: (["dagger-alfworld-agent", "--agent", str(tmp / "agent"), "--out", str(tmp / "out")],
+                             tmp / "agent", tmp / "out")),
+        Slot("dagger-alfworld-agent --agent's agent.json", (*INSIDE_DAMAGE, MISSING),
+             lambda tmp, a: (["dagger-alfworld-agent", "--agent", str(tmp / "agent"), "--out", str(tmp / "out")],
+                             tmp / "agent" / "agent.json", tmp / "out"),
+             good=lambda a: json.dumps({"recipe": dataclasses.asdict(AgentRecipe())}).encode(), wrong=b"[1, 2]\n"),
         # doctor: the recipe script (cut in half, a recipe is still a script bash runs: not a damage doctor can see)
         Slot("doctor RECIPE", (EMPTY, WRONG_TYPE, MISSING, FOLDER),
              lambda tmp, a: (["doctor", str(tmp / "train-x.sh")], tmp / "train-x.sh", None)),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 
 from strata.assets.alfworld_agent import MANIFEST
-from strata.assets.dagger import dagger_alfworld_agent
+from strata.assets.dagger import AgentFolderError, dagger_alfworld_agent
 from strata.cli_output import add_force_argument, output_folder, without_progress_bars
 from strata.cli_types import positive_int
 
@@ -29,7 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     without_progress_bars()
-    root = dagger_alfworld_agent(args.agent, output_folder(args.out, args.force), args.rounds, args.steps)
+    try:
+        root = dagger_alfworld_agent(args.agent, output_folder(args.out, args.force), args.rounds, args.steps)
+    except AgentFolderError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     dagger = manifest["dagger"]
     labels = sum(kind["labels"] for counts in dagger["rounds"] for kind in counts.values())

@@ -49,13 +49,30 @@ ROUND_KINDS = (("action", "strata"), ("action_grpo", "grpo"))
 """(example kind, algorithm whose prompts the agent plays with): StraTA's and the flat baseline's action prompts."""
 
 
-def agent_recipe(manifest: dict[str, Any], where: Path) -> AgentRecipe:
-    """The recipe a built agent's ``agent.json`` records."""
-    fields = dict(manifest["recipe"])
-    unknown = set(fields) - {f.name for f in dataclasses.fields(AgentRecipe)}
-    if unknown:
-        raise ValueError(f"{where}: recipe keys {sorted(unknown)} are not AgentRecipe's; rebuild the agent")
-    return AgentRecipe(**{**fields, "task_types": tuple(fields["task_types"])})
+class AgentFolderError(ValueError):
+    """``--agent`` is not a folder that `strata build-alfworld-agent` completed."""
+
+
+def read_agent(base: Path) -> tuple[dict[str, Any], AgentRecipe]:
+    """A built agent's ``agent.json`` and the recipe it records.
+
+    Raises:
+        AgentFolderError: no folder, no ``agent.json`` (a build that did not finish), or one without a recipe.
+    """
+    if not base.is_dir():
+        raise AgentFolderError(f"--agent {base} is not a folder: give one that strata build-alfworld-agent wrote")
+    path = base / MANIFEST
+    if not path.exists():
+        raise AgentFolderError(f"{base} holds no built agent ({MANIFEST}): build one with strata build-alfworld-agent")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise AgentFolderError(f"{path} is not an agent's manifest: {error}") from None
+    fields = manifest.get("recipe") if isinstance(manifest, dict) else None
+    known = {f.name for f in dataclasses.fields(AgentRecipe)}
+    if not isinstance(fields, dict) or not set(fields) <= known:
+        raise AgentFolderError(f"{path} records no recipe strata build-alfworld-agent writes; rebuild the agent")
+    return manifest, AgentRecipe(**{**fields, "task_types": tuple(fields.get("task_types", AgentRecipe.task_types))})
 
 
 def linked_task_lists(base: Path, out: Path) -> dict[str, list[Task]]:
@@ -97,10 +114,7 @@ def dagger_alfworld_agent(base: str | Path, out: str | Path, rounds: int = 1, st
     from strata.assets.warm_start import fit_responses
 
     base, out = Path(base).resolve(), Path(out).resolve()
-    if not (base / MANIFEST).is_file():
-        raise FileNotFoundError(f"{base} holds no built agent ({MANIFEST}); build one with strata build-alfworld-agent")
-    manifest = json.loads((base / MANIFEST).read_text(encoding="utf-8"))
-    recipe = agent_recipe(manifest, base / MANIFEST)
+    manifest, recipe = read_agent(base)
     out.mkdir(parents=True, exist_ok=True)
     splits = linked_task_lists(base, out)
     train, train_fixed = splits["train"], splits.get("rl_train", [])[:recipe.rl_eval_games]
