@@ -50,7 +50,7 @@ from strata.report.paired import (  # noqa: E402
     paired_difference,
     per_game,
 )
-from strata.report.situations import refused_repeats, situation_table  # noqa: E402
+from strata.report.situations import credit_table, refused_repeats, situation_table  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
 ALGORITHMS = ("strata", "grpo", "gigpo", "gigpo_state", "control")
@@ -421,6 +421,21 @@ def situation_rows(out: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def credit_rows(out: Path, names: list[str]) -> list[list[str]]:
+    """The advantage each kind of step was trained with (every dumped training step of a run, by verb and whether
+    the task's object was in view): whether the update tells a ``take`` where the object is from one where it is
+    not, the link between the reward and the conditioning the agent lacks."""
+    table = []
+    for name in names:
+        records = [record for files in dump_files(out / name / "rollouts", "train").values()
+                   for record in load_step(files)]
+        for (verb, in_view), credit in credit_table(records).items():
+            if verb in SITUATION_VERBS:
+                table.append([name, verb, "yes" if in_view else "no", str(credit.steps),
+                              f"{credit.mean_advantage:+.3f}", f"{100 * credit.positive_share:.1f}"])
+    return table
+
+
 def loop_rows(out: Path, names: list[str]) -> list[list[str]]:
     """The share of validation steps that send again a command the environment just refused, on each set, at each
     run's first and last validation of both sets (from its dumps)."""
@@ -487,6 +502,10 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
+        "## Where the advantage goes (every dumped training step, by verb and whether the task's object was in "
+        "view)", "",
+        markdown_table(["run", "verb", "object in view", "steps", "mean advantage", "positive %"],
+                       credit_rows(out, names)), "",
         "## Loops (validation steps that repeat a command the environment just refused, %)", "",
         markdown_table(["run", "step", "held_out", "train_fixed"], loop_rows(out, names)), "",
         "## Training sampling (at T) beside the fixed training games at validation sampling (T = 0.7)", "",

@@ -72,6 +72,17 @@ def _dump_take_steps(run: Path) -> None:
                   "task_description": "put a spraybottle in toilet.", "initial_observation": "You see a handtowel 1.",
                   "strategies": [{"trajectories": [{"won": False, "steps": steps}]}]}
         writer.maybe_write("valid", step, game, lambda r=record: r)
+    # A training dump at step 10: a won trajectory's in-view take (+1.0), a lost one's out-of-view take (-0.5).
+    won, lost = ({"won": won, "trained": True, "steps": [
+        {"action": c, "command": c, "admissible": won, "observation": "Nothing happens.", "advantage": a}]}
+        for won, c, a in ((True, "take spraybottle 1 from toilet 1", 1.0),
+                          (False, "take spraybottle 1 from sidetable 1", -0.5)))
+    for index, (trajectory, seen) in enumerate(((won, "a spraybottle 1"), (lost, "a handtowel 1"))):
+        task = Task(f"/agent/rl/pick-{index}/trial/game.tw-pddl", "pick_and_place_simple", "train", index)
+        record = {"schema": 1, "step": 10, "task": {"split": "train", "index": index, "game_file": task.game_file},
+                  "task_description": "put a spraybottle in toilet.", "initial_observation": f"You see {seen}.",
+                  "strategies": [{"trajectories": [trajectory]}]}
+        writer.maybe_write("train", 10, task, lambda r=record: r)
 
 
 def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: Path) -> None:
@@ -92,6 +103,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
     assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
+    assert "| strata-seed0 | take | no | 1 | -0.500 | 0.0 |" in report  # the credit of the out-of-view take
+    assert "| strata-seed0 | take | yes | 1 | +1.000 | 100.0 |" in report
     # Loops at the validations of both sets: the fixed game's second step repeats its refused take at step 0.
     assert "| strata-seed0 | 0 | 0.0 | 50.0 |" in report and "| strata-seed0 | 10 | 0.0 | 0.0 |" in report
     # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.

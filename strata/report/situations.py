@@ -7,7 +7,9 @@ the agent acted on separates "cannot find" from "does not look": an agent that c
 nearly every ``take`` when the object is in view and issues few when it is not.
 
 Read from validation dumps (`strata.workflow.dump`), so the same table comes from any run folder; so is the share of
-steps spent repeating a refused command (`refused_repeats`), the loop most lost episodes end in.
+steps spent repeating a refused command (`refused_repeats`), the loop most lost episodes end in. From training dumps,
+`credit_table` says which advantage each kind of step was trained with: whether the update separates a ``take``
+with the object in view from one without it, or credits both alike.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ def task_object(description: str) -> str | None:
 
 @dataclass(frozen=True)
 class Situation:
-    """One action step: its verb, whether the task's object was in the observation it answered, and whether
-    the environment admitted it (None: malformed, nothing was sent)."""
+    """One action step: its verb, whether the task's object was in the observation it answered, whether the
+    environment admitted it (None: malformed, nothing was sent), and the advantage it was trained with (None in a
+    validation dump, or for a trajectory the update left out)."""
 
     verb: str
     object_in_view: bool
     admissible: bool | None
+    advantage: float | None = None
 
 
 def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
@@ -51,7 +55,8 @@ def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
             for step in trajectory["steps"]:
                 action = step["command"] or step["action"] or ""
                 verb = action.split()[0].lower() if action.strip() else "(none)"
-                yield Situation(verb, bool(in_view.search(observation)), step["admissible"])
+                advantage = step.get("advantage") if trajectory.get("trained") else None
+                yield Situation(verb, bool(in_view.search(observation)), step["admissible"], advantage)
                 observation = step["observation"]
 
 
@@ -64,6 +69,26 @@ def situation_table(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, boo
             cell[0] += bool(situation.admissible)
             cell[1] += 1
     return {key: (admitted, total) for key, (admitted, total) in sorted(counts.items())}
+
+
+@dataclass(frozen=True)
+class Credit:
+    """The advantages one kind of step was trained with."""
+
+    steps: int
+    mean_advantage: float
+    positive_share: float
+
+
+def credit_table(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, bool], Credit]:
+    """(verb, object in view) -> the advantages of those steps, over every trained step of training ``records``."""
+    advantages: dict[tuple[str, bool], list[float]] = {}
+    for record in records:
+        for situation in episode_situations(record):
+            if situation.advantage is not None:
+                advantages.setdefault((situation.verb, situation.object_in_view), []).append(situation.advantage)
+    return {key: Credit(len(values), sum(values) / len(values), sum(value > 0 for value in values) / len(values))
+            for key, values in sorted(advantages.items())}
 
 
 def refused_repeats(records: Iterable[Mapping[str, Any]]) -> tuple[int, int]:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from strata.report.situations import Situation, episode_situations, refused_repeats, situation_table, task_object
+from strata.report.situations import (
+    Credit,
+    Situation,
+    credit_table,
+    episode_situations,
+    refused_repeats,
+    situation_table,
+    task_object,
+)
 
 
 def _step(action: str | None, admissible: bool | None, observation: str) -> dict:
@@ -44,3 +52,23 @@ def test_refused_repeats_are_counted_over_every_dumped_episode() -> None:
     looping = {**RECORD, "strategies": [{"trajectories": [{"steps": loop}]}]}
     assert refused_repeats([RECORD]) == (0, 5)
     assert refused_repeats([RECORD, looping]) == (2, 8)
+
+
+def test_credit_is_read_per_situation_from_trained_steps_only() -> None:
+    """A won trajectory's in-view take and a lost one's out-of-view take get their own mean and positive share; a
+    trajectory the update left out and a validation record (no advantages) count nowhere."""
+    def trajectory(trained: bool, advantages: list[float | None]) -> dict:
+        steps = [{**step, "advantage": a} for step, a in zip(RECORD["strategies"][0]["trajectories"][0]["steps"],
+                                                             advantages, strict=True)]
+        return {"trained": trained, "steps": steps}
+
+    training = {**RECORD, "strategies": [{"trajectories": [
+        trajectory(True, [0.5, 0.5, 0.5, 0.5, 0.5]),
+        trajectory(True, [-1.0, -1.0, -1.0, -1.0, -1.0]),
+        trajectory(False, [9.0] * 5),
+    ]}]}
+    table = credit_table([training, RECORD])
+    assert set(table) == {("go", False), ("take", False), ("(none)", False), ("take", True)}
+    assert table[("take", True)] == Credit(steps=2, mean_advantage=-0.25, positive_share=0.5)
+    assert table[("go", False)] == Credit(steps=4, mean_advantage=-0.25, positive_share=0.5)
+    assert credit_table([RECORD]) == {}
