@@ -368,24 +368,34 @@ def fixed_games_percent(logged: dict, metric: str) -> str:
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
     """PSS of a run's process tree: the largest sample of its first training step and of its last one before the
     final validation, and the largest overall. verl logs a step only after its validation, so the two highest
-    step numbers sampled hold the final validation and the teardown, and are left out of the comparison."""
+    step numbers sampled hold the final validation and the teardown, and are left out of the comparison.
+
+    The first step allocates once what later steps reuse (the driver's batch buffers, the engines' first games), so
+    the growth is also given from the second step on, with the kinds of process that grew most: what a leak would
+    show as."""
     table = []
     for name in names:
         path = runs_dir / name / "memory.jsonl"
         samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
-        by_step: dict[int, float] = {}
-        ray_by_step: dict[int, float] = {}  # Ray's own processes (GCS, raylet): the first sample of a step
+        largest: dict[int, dict] = {}  # step -> its largest sample
         for sample in samples:
-            if sample["step"] >= 1:
-                by_step[sample["step"]] = max(by_step.get(sample["step"], 0.0), sample["pss_mib"])
-                ray_by_step.setdefault(sample["step"], sample["pss_by_kind"].get("ray-system", 0.0))
-        compared = sorted(by_step)[:-2]
-        if len(compared) < 2:
+            if sample["step"] >= 1 and sample["pss_mib"] > largest.get(sample["step"], {"pss_mib": -1.0})["pss_mib"]:
+                largest[sample["step"]] = sample
+        compared = sorted(largest)[:-2]
+        if len(compared) < 3:
             continue
-        first, last = compared[0], compared[-1]
-        table.append([name, f"{by_step[first]:.0f} (step {first})", f"{by_step[last]:.0f} (step {last})",
-                      f"{by_step[last] - by_step[first]:+.0f}", f"{ray_by_step[last] - ray_by_step[first]:+.0f}",
-                      f"{max(s['pss_mib'] for s in samples):.0f}"])
+        first, second, last = (largest[step] for step in (compared[0], compared[1], compared[-1]))
+
+        def growth(kind: str, since: dict, last: dict = last) -> float:
+            return last["pss_by_kind"].get(kind, 0.0) - since["pss_by_kind"].get(kind, 0.0)
+
+        kinds = sorted(set(second["pss_by_kind"]) | set(last["pss_by_kind"]), key=lambda k: (-growth(k, second), k))
+        table.append([name, f"{first['pss_mib']:.0f} (step {first['step']})",
+                      f"{last['pss_mib']:.0f} (step {last['step']})",
+                      f"{last['pss_mib'] - first['pss_mib']:+.0f}", f"{growth('ray-system', first):+.0f}",
+                      f"{last['pss_mib'] - second['pss_mib']:+.0f}",
+                      ", ".join(f"{kind} {growth(kind, second):+.0f}" for kind in kinds[:3] if growth(kind, second) > 0)
+                      or "-", f"{max(s['pss_mib'] for s in samples):.0f}"])
     return table
 
 
@@ -517,7 +527,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
         "## Memory (PSS of the run's process tree, MiB; largest sample of a step)", "",
-        markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet", "largest"],
+        markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet", "growth from step 2",
+                        "grew most from step 2 (kind of process)", "largest"],
                        memory_rows(runs_dir, names)), "",
         "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
                                           for k, v in walls.items()), "",

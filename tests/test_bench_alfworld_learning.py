@@ -32,7 +32,7 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
     (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (runs / name / "wall_time.json").write_text(json.dumps({"seconds": 3600.0, "steps": 10}))
     memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0,
-               "pss_by_kind": {"ray-system": 100.0 + i / 2}} for i in range(11)]
+               "pss_by_kind": {"ray-system": 100.0 + i / 2, "python": 400.0 + i, "trainer": 300.0}} for i in range(11)]
     memory.append({"seconds": 240, "step": 10, "pss_mib": 600.0, "rss_mib": 700.0, "pss_by_kind": {}})  # teardown
     (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
     (out / name).mkdir(parents=True)
@@ -122,7 +122,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     # How often training drew each RL game: 10 steps x 4 tasks over 200 games.
     assert "RL games: 200 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (0.20 a game); strata-seed1" in report
     assert "| control-seed1 | 0.7 | 9-10 | 25.0 | 60.0 | 10.0 | 50.0 | 3.1 (step 10) | 50.0 | 30.0 |" in report
-    assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | 9010 |" in report  # 9, 10: final validation
+    # 9, 10: final validation and teardown; from step 2 the engines (python) grew most.
+    assert "| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | +6 | python +6, ray-system +3 | 9010 |" in report
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
