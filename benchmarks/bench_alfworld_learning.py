@@ -30,6 +30,7 @@ import argparse
 import functools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -365,14 +366,29 @@ def fixed_games_percent(logged: dict, metric: str) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+MEMORY_WINDOW = 5  # steps whose medians are compared: the driver's buffers swell for a step or two at a time
+
+
+def ray_system(sample: dict) -> float:
+    """The PSS (MiB) of Ray's own processes (GCS, raylet) in a memory sample."""
+    return sample["pss_by_kind"].get("ray-system", 0.0)
+
+
+def _median_pss(largest: dict[int, dict], steps: list[int], kind: str | None = None) -> float:
+    """The median PSS (MiB) of ``steps``' samples, of the whole tree or of one ``kind`` of process."""
+    return statistics.median(largest[step]["pss_mib"] if kind is None else largest[step]["pss_by_kind"].get(kind, 0.0)
+                             for step in steps)
+
+
 def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
     """PSS of a run's process tree: the largest sample of its first training step and of its last one before the
     final validation, and the largest overall. verl logs a step only after its validation, so the two highest
     step numbers sampled hold the final validation and the teardown, and are left out of the comparison.
 
-    The first step allocates once what later steps reuse (the driver's batch buffers, the engines' first games), so
-    the growth is also given from the second step on, with the kinds of process that grew most: what a leak would
-    show as."""
+    The first step or two allocate once what later steps reuse (the driver's batch buffers, the engines' first
+    games), and a validation step swells the driver for a while, so the steady growth, what a leak would show as, is
+    read as the median of the steps after the first `MEMORY_WINDOW` against the median of the last ones, with the
+    kinds of process that grew most."""
     table = []
     for name in names:
         path = runs_dir / name / "memory.jsonl"
@@ -384,18 +400,18 @@ def memory_rows(runs_dir: Path, names: list[str]) -> list[list[str]]:
         compared = sorted(largest)[:-2]
         if len(compared) < 3:
             continue
-        first, second, last = (largest[step] for step in (compared[0], compared[1], compared[-1]))
-
-        def growth(kind: str, since: dict, last: dict = last) -> float:
-            return last["pss_by_kind"].get(kind, 0.0) - since["pss_by_kind"].get(kind, 0.0)
-
-        kinds = sorted(set(second["pss_by_kind"]) | set(last["pss_by_kind"]), key=lambda k: (-growth(k, second), k))
+        first, last = largest[compared[0]], largest[compared[-1]]
+        early, late = compared[1:1 + MEMORY_WINDOW], compared[-MEMORY_WINDOW:]
+        kinds = {kind: _median_pss(largest, late, kind) - _median_pss(largest, early, kind)
+                 for kind in {kind for step in early + late for kind in largest[step]["pss_by_kind"]}}
+        growing = sorted((kind for kind in kinds if kinds[kind] >= 0.5), key=lambda k: (-kinds[k], k))[:3]
+        steady = _median_pss(largest, late) - _median_pss(largest, early)
         table.append([name, f"{first['pss_mib']:.0f} (step {first['step']})",
-                      f"{last['pss_mib']:.0f} (step {last['step']})",
-                      f"{last['pss_mib'] - first['pss_mib']:+.0f}", f"{growth('ray-system', first):+.0f}",
-                      f"{last['pss_mib'] - second['pss_mib']:+.0f}",
-                      ", ".join(f"{kind} {growth(kind, second):+.0f}" for kind in kinds[:3] if growth(kind, second) > 0)
-                      or "-", f"{max(s['pss_mib'] for s in samples):.0f}"])
+                      f"{last['pss_mib']:.0f} (step {last['step']})", f"{last['pss_mib'] - first['pss_mib']:+.0f}",
+                      f"{ray_system(last) - ray_system(first):+.0f}",
+                      f"{steady:+.0f} (steps {early[0]}-{early[-1]} -> {late[0]}-{late[-1]})",
+                      ", ".join(f"{kind} {kinds[kind]:+.0f}" for kind in growing) or "-",
+                      f"{max(s['pss_mib'] for s in samples):.0f}"])
     return table
 
 
@@ -527,8 +543,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Step time (mean seconds over a run's steps)", "",
         markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
         "## Memory (PSS of the run's process tree, MiB; largest sample of a step)", "",
-        markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet", "growth from step 2",
-                        "grew most from step 2 (kind of process)", "largest"],
+        markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet",
+                        "steady growth (medians)", "grew most (kind of process, medians)", "largest"],
                        memory_rows(runs_dir, names)), "",
         "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
                                           for k, v in walls.items()), "",
