@@ -51,7 +51,13 @@ from strata.report.paired import (  # noqa: E402
     paired_difference,
     per_game,
 )
-from strata.report.situations import credit_table, refused_repeats, situation_table  # noqa: E402
+from strata.report.situations import (  # noqa: E402
+    FOLLOWS,
+    credit_table,
+    follows_table,
+    refused_repeats,
+    situation_table,
+)
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
 ALGORITHMS = ("strata", "grpo", "gigpo", "gigpo_state", "control")
@@ -447,6 +453,18 @@ def situation_rows(out: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def take_rows(out: Path, names: list[str]) -> list[list[str]]:
+    """Held-out ``take`` steps with the task's object out of view, by what they follow (`FOLLOWS`), at each run's
+    first and last validation: whether the agent makes the mistake afresh on arrival or repeats it in a loop."""
+    table = []
+    for name in names:
+        held_out = {step: sets["held_out"] for step, sets in validations(out / name).items() if "held_out" in sets}
+        for step in first_and_last(list(held_out)):
+            counts = follows_table(held_out[step], "take", object_in_view=False)
+            table.append([name, str(step), *(str(counts[follows]) for follows in FOLLOWS)])
+    return table
+
+
 def credit_rows(out: Path, names: list[str]) -> list[list[str]]:
     """The advantage each kind of step was trained with (every dumped training step of a run, by verb and whether
     the task's object was in view): whether the update tells a ``take`` where the object is from one where it is
@@ -528,6 +546,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
+        "## Held-out `take` steps with the object out of view, by what they follow", "",
+        markdown_table(["run", "step", *FOLLOWS], take_rows(out, names)), "",
         "## Where the advantage goes (every dumped training step, by verb and whether the task's object was in "
         "view)", "",
         markdown_table(["run", "verb", "object in view", "steps", "mean advantage", "positive %"],

@@ -103,6 +103,7 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
     assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
+    assert "| strata-seed0 | 0 | 1 | 0 | 0 |" in report and "| strata-seed0 | 10 | 0 | 0 | 0 |" in report  # fresh take
     assert "| strata-seed0 | take | no | 1 | -0.500 | 0.0 |" in report  # the credit of the out-of-view take
     assert "| strata-seed0 | take | yes | 1 | +1.000 | 100.0 |" in report
     # Loops at the validations of both sets: the fixed game's second step repeats its refused take at step 0.

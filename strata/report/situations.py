@@ -31,16 +31,25 @@ def task_object(description: str) -> str | None:
     return match.group(1) if match else None
 
 
+AFTER_ADMITTED = "after an admitted step"
+REPEAT = "repeating the refused command"
+AFTER_REFUSAL = "after another refusal"
+FOLLOWS = (AFTER_ADMITTED, REPEAT, AFTER_REFUSAL)
+"""What a step follows: the episode's start or an admitted step; the same command, just refused (a loop,
+`strata.workflow.records.count_refused_repeats`); another refused or malformed step."""
+
+
 @dataclass(frozen=True)
 class Situation:
     """One action step: its verb, whether the task's object was in the observation it answered, whether the
-    environment admitted it (None: malformed, nothing was sent), and the advantage it was trained with (None in a
-    validation dump, or for a trajectory the update left out)."""
+    environment admitted it (None: malformed, nothing was sent), the advantage it was trained with (None in a
+    validation dump, or for a trajectory the update left out), and what it follows (`FOLLOWS`)."""
 
     verb: str
     object_in_view: bool
     admissible: bool | None
     advantage: float | None = None
+    follows: str = AFTER_ADMITTED
 
 
 def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
@@ -51,13 +60,33 @@ def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
     in_view = re.compile(rf"\b{re.escape(target)} \d+")
     for strategy in record["strategies"]:
         for trajectory in strategy["trajectories"]:
-            observation = record.get("initial_observation") or ""
+            observation, previous = record.get("initial_observation") or "", None
             for step in trajectory["steps"]:
                 action = step["command"] or step["action"] or ""
                 verb = action.split()[0].lower() if action.strip() else "(none)"
                 advantage = step.get("advantage") if trajectory.get("trained") else None
-                yield Situation(verb, bool(in_view.search(observation)), step["admissible"], advantage)
-                observation = step["observation"]
+                yield Situation(verb, bool(in_view.search(observation)), step["admissible"], advantage,
+                                _follows(previous, step["command"]))
+                observation, previous = step["observation"], step
+
+
+def _follows(previous: Mapping[str, Any] | None, command: str | None) -> str:
+    if previous is None or previous["admissible"] is True:
+        return AFTER_ADMITTED
+    if previous["admissible"] is False and command is not None and command == previous["command"]:
+        return REPEAT
+    return AFTER_REFUSAL
+
+
+def follows_table(records: Iterable[Mapping[str, Any]], verb: str, object_in_view: bool) -> dict[str, int]:
+    """`FOLLOWS` -> how many ``verb`` steps (with the task's object in view or not) of ``records`` follow it: whether
+    a mistake is made afresh or repeated in a loop."""
+    counts = dict.fromkeys(FOLLOWS, 0)
+    for record in records:
+        for situation in episode_situations(record):
+            if situation.verb == verb and situation.object_in_view == object_in_view:
+                counts[situation.follows] += 1
+    return counts
 
 
 def situation_table(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, bool], tuple[int, int]]:

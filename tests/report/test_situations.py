@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from strata.report.situations import (
+    AFTER_ADMITTED,
+    AFTER_REFUSAL,
+    REPEAT,
     Credit,
     Situation,
     credit_table,
     episode_situations,
+    follows_table,
     refused_repeats,
     situation_table,
     task_object,
@@ -38,8 +42,9 @@ def test_the_goal_names_the_object() -> None:
 
 def test_each_step_is_judged_on_the_observation_it_answered() -> None:
     assert list(episode_situations(RECORD)) == [
-        Situation("go", False, True), Situation("take", False, False), Situation("(none)", False, None),
-        Situation("go", False, True), Situation("take", True, True),
+        Situation("go", False, True), Situation("take", False, False),
+        Situation("(none)", False, None, follows=AFTER_REFUSAL), Situation("go", False, True, follows=AFTER_REFUSAL),
+        Situation("take", True, True),
     ]
     assert situation_table([RECORD, RECORD]) == {
         ("(none)", False): (0, 2), ("go", False): (4, 4), ("take", False): (0, 2), ("take", True): (2, 2)}
@@ -72,3 +77,18 @@ def test_credit_is_read_per_situation_from_trained_steps_only() -> None:
     assert table[("take", True)] == Credit(steps=2, mean_advantage=-0.25, positive_share=0.5)
     assert table[("go", False)] == Credit(steps=4, mean_advantage=-0.25, positive_share=0.5)
     assert credit_table([RECORD]) == {}
+
+
+def test_a_take_is_told_apart_as_fresh_repeated_or_after_another_refusal() -> None:
+    """Out-of-view takes: one on arrival, two repeats of it (a loop), one after a refused go, one after a malformed
+    reply (nothing was sent: not a repeat); the admitted in-view take is counted in its own cell."""
+    take = "take spraybottle 1 from sidetable 1"
+    steps = [_step("go to sidetable 1", True, "On the sidetable 1, you see a handtowel 1."),
+             _step(take, False, "Nothing happens."), _step(take, False, "Nothing happens."),
+             _step(take, False, "Nothing happens."), _step("go to moon 1", False, "Nothing happens."),
+             _step(take, False, "Nothing happens."), _step(None, None, "Answer with <action>."),
+             _step(take, False, "Nothing happens.")]
+    record = {**RECORD, "strategies": [{"trajectories": [{"steps": steps}]}]}
+    assert follows_table([record], "take", False) == {AFTER_ADMITTED: 1, REPEAT: 2, AFTER_REFUSAL: 2}
+    assert follows_table([record], "take", True) == {AFTER_ADMITTED: 0, REPEAT: 0, AFTER_REFUSAL: 0}
+    assert follows_table([RECORD], "take", True) == {AFTER_ADMITTED: 1, REPEAT: 0, AFTER_REFUSAL: 0}
