@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from strata.workflow.records import count_refused_repeats
+from strata.workflow.records import count_refused_repeats, repeats_refusal
 
 # ALFWorld's pick goals: "put a spraybottle in toilet." / "put some soapbar on countertop."
 _GOAL = re.compile(r"\bput (?:a|an|some|two) (\w+) (?:in|on|in/on)\b")
@@ -73,7 +73,7 @@ def episode_situations(record: Mapping[str, Any]) -> Iterator[Situation]:
 def _follows(previous: Mapping[str, Any] | None, command: str | None) -> str:
     if previous is None or previous["admissible"] is True:
         return AFTER_ADMITTED
-    if previous["admissible"] is False and command is not None and command == previous["command"]:
+    if repeats_refusal(previous["command"], previous["admissible"], command):
         return REPEAT
     return AFTER_REFUSAL
 

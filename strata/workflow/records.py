@@ -89,8 +89,14 @@ def count_refused_repeats(moves: Iterable[tuple[str | None, bool | None]]) -> in
     Why count them: the tiny ALFWorld agent spends 56% of its steps this way on its RL games at validation sampling
     (T = 0.7), and 13-29% at training sampling (T = 1.0), so the loop that decides evaluation is rare in what
     training sees (benchmarks/RESULTS_alfworld_learning.md)."""
-    return sum(command is not None and admitted is False and command == previous
+    return sum(repeats_refusal(previous, admitted, command)
                for (previous, admitted), (command, _) in itertools.pairwise(moves))
+
+
+def repeats_refusal(previous: str | None, previous_admitted: bool | None, command: str | None) -> bool:
+    """Whether ``command`` sends again the command ``previous`` that the environment just refused (see
+    `count_refused_repeats`)."""
+    return command is not None and previous_admitted is False and command == previous
 
 
 @dataclass
