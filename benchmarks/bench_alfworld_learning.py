@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out outputs/alfworld-learning \\
         --algorithms strata grpo gigpo control --seeds 0 1                                    # everything
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR --report-only             # re-read runs
+    .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR2 --runs-dir RUNS2 --algorithms strata --seeds 1 \
+        --override actor_rollout_ref.actor.kl_loss_coef=0.1 --override trainer.save_freq=60   # a variant; its last
+        # step kept (DIR2/strata-seed1/checkpoints/global_step_60) for `strata dagger-alfworld-agent --checkpoint`
 
 From nothing, in one invocation:
 
@@ -161,11 +164,25 @@ class MemorySampler(threading.Thread):
                 handle.flush()
 
 
+def hydra_override(text: str) -> str:
+    """``--override``'s value: one Hydra override, ``key=value`` (``+key=value`` adds a key)."""
+    key, equals, _ = text.partition("=")
+    if not equals or not key.lstrip("+~"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Hydra override: write key=value, e.g. "
+                                         "actor_rollout_ref.actor.kl_loss_coef=0.1")
+    return text
+
+
+def chosen_overrides(train_temperature: float | None, overrides: list[str]) -> list[str]:
+    """The settings a benchmark invocation gives every run (beside each algorithm's own, `EXTRA_OVERRIDES`)."""
+    temperature = [] if train_temperature is None else [f"actor_rollout_ref.rollout.temperature={train_temperature}"]
+    return [*temperature, *overrides]
+
+
 def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorithm: str, seed: int, steps: int,
-          test_freq: int, memory_every: float, train_temperature: float | None = None) -> float:
-    """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files.
-    ``train_temperature``: the training rollout's (``actor_rollout_ref.rollout.temperature``; None: the recipe's,
-    the spec's 1.0)."""
+          test_freq: int, memory_every: float, chosen: list[str]) -> float:
+    """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files, and with its wall
+    time the ``chosen`` overrides (`chosen_overrides`) it ran with."""
     target, record = out / run_name(algorithm, seed), runs_dir / run_name(algorithm, seed)
     target.mkdir(parents=True, exist_ok=True)
     record.mkdir(parents=True, exist_ok=True)
@@ -175,11 +192,8 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     env.pop("DRY_RUN", None)
     began = time.perf_counter()
     with open(target / "bench.log", "w", encoding="utf-8") as log:
-        overrides = list(EXTRA_OVERRIDES.get(algorithm, []))
-        if train_temperature is not None:
-            overrides.append(f"actor_rollout_ref.rollout.temperature={train_temperature}")
-        process = subprocess.Popen(["bash", str(RECIPE), *overrides], cwd=ROOT, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen(["bash", str(RECIPE), *EXTRA_OVERRIDES.get(algorithm, []), *chosen], cwd=ROOT,
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
         sampler = MemorySampler(process.pid, target / "metrics.jsonl", record / "memory.jsonl", memory_every)
         sampler.start()
         code = process.wait()
@@ -188,8 +202,8 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     seconds = time.perf_counter() - began
     if code:
         raise SystemExit(f"{run_name(algorithm, seed)} failed (exit {code}); see {target / 'bench.log'}")
-    (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps}) + "\n",
-                                           encoding="utf-8")
+    (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps,
+                                                       "overrides": chosen}) + "\n", encoding="utf-8")
     write_outcomes(validation_outcomes(target, seed, SPLITS, root=agent), record / "outcomes.jsonl")
     return seconds
 
@@ -566,7 +580,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet",
                         "steady growth (medians)", "grew most (kind of process, medians)", "largest"],
                        memory_rows(runs_dir, names)), "",
-        "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps)"
+        "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps"
+                                          + "".join(f"; {o}" for o in v.get("overrides", [])) + ")"
                                           for k, v in walls.items()), "",
     ])
     report = out / "RESULTS.md"
@@ -589,6 +604,9 @@ def main() -> int:
     parser.add_argument("--train-temperature", type=float,
                         help="the training rollout's sampling temperature (default: the recipe's, the spec's 1.0; "
                              "validation samples at 0.7 either way)")
+    parser.add_argument("--override", type=hydra_override, action="append", default=[],
+                        help="a Hydra override every run gets (repeatable), e.g. actor_rollout_ref.actor.kl_loss_coef="
+                             "0.1; recorded beside each run's wall time. Give such runs their own --out and --runs-dir")
     parser.add_argument("--memory-every", type=float, default=20.0, help="seconds between memory samples")
     parser.add_argument("--report-only", action="store_true", help="only read the runs already recorded")
     args = parser.parse_args()
@@ -602,7 +620,7 @@ def main() -> int:
         for seed in args.seeds:
             for algorithm in args.algorithms:
                 seconds = train(out, runs_dir, agent, sets, algorithm, seed, args.steps, args.test_freq,
-                                args.memory_every, args.train_temperature)
+                                args.memory_every, chosen_overrides(args.train_temperature, args.override))
                 print(f"{run_name(algorithm, seed)}: {seconds / 60:.1f} min", flush=True)
     report = write_report(out, runs_dir, agent, args.algorithms, args.seeds)
     print(report.read_text(encoding="utf-8"))

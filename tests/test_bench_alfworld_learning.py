@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 from pathlib import Path
+
+import pytest
 
 from strata.envs.tasks import Task
 from strata.workflow.dump import DumpSettings, DumpWriter
@@ -27,10 +30,11 @@ def _outcomes(seed: int, wins: dict[tuple[int, str], int], games: dict[str, int]
             for (step, split), won in wins.items() for g in range(games[split])]
 
 
-def _record(runs: Path, out: Path, name: str, rows: list[dict]) -> None:
+def _record(runs: Path, out: Path, name: str, rows: list[dict], overrides: tuple[str, ...] = ()) -> None:
     (runs / name).mkdir(parents=True)
     (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (runs / name / "wall_time.json").write_text(json.dumps({"seconds": 3600.0, "steps": 10}))
+    wall = {"seconds": 3600.0, "steps": 10, **({"overrides": list(overrides)} if overrides else {})}
+    (runs / name / "wall_time.json").write_text(json.dumps(wall))
     memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0,
                "pss_by_kind": {"ray-system": 100.0 + i / 2, "python": 400.0 + i, "trainer": 300.0}} for i in range(11)]
     memory.append({"seconds": 240, "step": 10, "pss_mib": 600.0, "rss_mib": 700.0, "pss_by_kind": {}})  # teardown
@@ -98,7 +102,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
             (10, "held_out"): 60, (10, "train_fixed"): 20}, games))
         _record(runs, out, f"control-seed{seed}", _outcomes(seed, {
             (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 1,
-            (10, "held_out"): 27, (10, "train_fixed"): 2}, games))
+            (10, "held_out"): 27, (10, "train_fixed"): 2}, games),
+            overrides=("actor_rollout_ref.actor.kl_loss_coef=0.1",) if seed else ())
     _dump_take_steps(out / "strata-seed0")
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
@@ -126,7 +131,21 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     # 9, 10: final validation and teardown; medians of steps 2-6 (9004) and 4-8 (9006): the engines grew most.
     assert ("| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | +2 (steps 2-6 -> 4-8) "
             "| python +2, ray-system +1 | 9010 |") in report
+    # The wall times, with the settings a run was given beyond the recipe's (older records have none).
+    assert "control-seed0 60.0 min (10 steps), control-seed1 60.0 min (10 steps; " \
+           "actor_rollout_ref.actor.kl_loss_coef=0.1)" in report
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_overrides_are_hydra_ones_and_follow_the_training_temperature() -> None:
+    bench = _bench()
+    assert bench.hydra_override("+strata_test.permute_rewards=true") == "+strata_test.permute_rewards=true"
+    for wrong in ("actor_rollout_ref.actor.kl_loss_coef", "=0.1", "+=1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="not a Hydra override"):
+            bench.hydra_override(wrong)
+    assert bench.chosen_overrides(0.7, ["trainer.save_freq=60"]) == [
+        "actor_rollout_ref.rollout.temperature=0.7", "trainer.save_freq=60"]
+    assert bench.chosen_overrides(None, []) == []
 
 
 def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> None:

@@ -130,6 +130,13 @@ def _run(tmp: Path, assets: Assets) -> Path:
     return Path(shutil.copytree(assets.run, tmp / "run"))
 
 
+def _agent(tmp: Path) -> Path:
+    """``tmp/agent``: a built agent's manifest, all `strata dagger-alfworld-agent` reads before a --checkpoint."""
+    (tmp / "agent").mkdir()
+    (tmp / "agent" / "agent.json").write_text(json.dumps({"recipe": dataclasses.asdict(AgentRecipe())}))
+    return tmp / "agent"
+
+
 def _show_run(tmp: Path, assets: Assets) -> Path:
     dump = tmp / "run" / "rollouts" / "train" / "step_000001-w0.jsonl.gz"
     dump.parent.mkdir(parents=True)
@@ -159,6 +166,8 @@ def _checkpoint_slots(tool: str, extra: Callable[[Path], list[str]], output: Cal
 
 
 STEP_FILES = ("actor/fsdp_config.json", "actor/model_world_size_1_rank_0.pt", "data.pt")
+# What an export reads: a step that cannot resume (fsdp_config.json or data.pt damaged) still has its weights.
+EXPORT_FILES = ("actor/model_world_size_1_rank_0.pt", "actor/huggingface/config.json")
 
 
 def _slots() -> list[Slot]:
@@ -287,10 +296,9 @@ def _slots() -> list[Slot]:
         *_checkpoint_slots("inspect-checkpoint", lambda tmp: ["--world-size", "1"], lambda tmp: None, STEP_FILES),
         *_checkpoint_slots("reshard", lambda tmp: ["--world-size", "2", "--out", str(tmp / "out")],
                            lambda tmp: tmp / "out", STEP_FILES),
-        # export writes the weights of a step that cannot resume (fsdp_config.json or data.pt damaged): only the
-        # model shards and the config are its inputs
+        # export: the weights (EXPORT_FILES)
         *_checkpoint_slots("export", lambda tmp: ["--out", str(tmp / "out")], lambda tmp: tmp / "out",
-                           ("actor/model_world_size_1_rank_0.pt", "actor/huggingface/config.json")),
+                           EXPORT_FILES),
         # dagger-alfworld-agent: the built agent's folder and the manifest in it
         Slot("dagger-alfworld-agent --agent", FOLDER_DAMAGE,
              lambda tmp, a: (["dagger-alfworld-agent", "--agent", str(tmp / "agent"), "--out", str(tmp / "out")],
@@ -299,6 +307,10 @@ def _slots() -> list[Slot]:
              lambda tmp, a: (["dagger-alfworld-agent", "--agent", str(tmp / "agent"), "--out", str(tmp / "out")],
                              tmp / "agent" / "agent.json", tmp / "out"),
              good=lambda a: json.dumps({"recipe": dataclasses.asdict(AgentRecipe())}).encode(), wrong=b"[1, 2]\n"),
+        # ... and the RL step it starts from instead of the agent's model: the files the export reads
+        *_checkpoint_slots("dagger-alfworld-agent",
+                           lambda tmp: ["--agent", str(_agent(tmp)), "--out", str(tmp / "out")],
+                           lambda tmp: tmp / "out", EXPORT_FILES),
         # doctor: the recipe script (cut in half, a recipe is still a script bash runs: not a damage doctor can see)
         Slot("doctor RECIPE", (EMPTY, WRONG_TYPE, MISSING, FOLDER),
              lambda tmp, a: (["doctor", str(tmp / "train-x.sh")], tmp / "train-x.sh", None)),

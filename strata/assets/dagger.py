@@ -13,6 +13,11 @@ StraTA's prompts and once with the flat baseline's, at the trainer's validation 
 happen), and never touches the RL games or the held-out ones. ``agent.json`` keeps the base's recipe and adds
 ``dagger``: each round's label counts, the fixed RL games' success before and after, and their paired change with
 its 95% interval: the training-side reading by which DAgger is kept or not.
+
+``checkpoint`` starts DAgger from an RL run's ``global_step_N`` instead of the base's own model (its actor's fp32
+weights, exported by `strata.checkpoint.export`), on the base's games: the policy RL left is labelled where it
+goes wrong, for instance where RL taught it to take the task's object on arrival whether or not it is there
+(benchmarks/RESULTS_alfworld_learning.md). ``dagger.start`` records the step.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -105,20 +111,49 @@ def paired_change(before: list[int], after: list[int]) -> str:
     return bootstrap_mean([b - a for a, b in zip(before, after, strict=True)]).as_points()
 
 
-def dagger_alfworld_agent(base: str | Path, out: str | Path, rounds: int = 1, steps: int = 500) -> Path:
-    """Write to ``out`` the agent of ``base`` after ``rounds`` DAgger rounds of ``steps`` optimizer steps each (see
-    the module docstring); return ``out``."""
+def dagger_alfworld_agent(base: str | Path, out: str | Path, rounds: int = 1, steps: int = 500,
+                          checkpoint: str | Path | None = None) -> Path:
+    """Write to ``out`` the agent of ``base`` (or of ``checkpoint``, an RL step from it) after ``rounds`` DAgger
+    rounds of ``steps`` optimizer steps each (see the module docstring); return ``out``.
+
+    Raises:
+        AgentFolderError: ``base`` is not a built agent.
+        CheckpointError: ``checkpoint`` is not a step whose weights can be read.
+    """
+    base, out = Path(base).resolve(), Path(out).resolve()
+    manifest, recipe = read_agent(base)
+    with tempfile.TemporaryDirectory(prefix="dagger-start-") as scratch:
+        start = base / "model" if checkpoint is None else exported_actor(checkpoint, Path(scratch) / "model")
+        dagger, after = run_rounds(base, start, out, recipe, rounds, steps)
+    if checkpoint is not None:
+        dagger["start"] = str(Path(checkpoint).resolve())
+    (out / MANIFEST).write_text(json.dumps({**manifest, **after, "dagger": dagger, "machine": machine()}, indent=1)
+                                + "\n", encoding="utf-8")
+    return out
+
+
+def exported_actor(checkpoint: str | Path, out: Path) -> Path:
+    """The actor of an RL ``global_step_N`` as a model folder in fp32, the weights RL trained, not a bf16 copy."""
+    import torch
+
+    from strata.checkpoint.export import export_hf
+
+    return export_hf(checkpoint, out, dtype=torch.float32)
+
+
+def run_rounds(base: Path, start: Path, out: Path, recipe: AgentRecipe, rounds: int,
+               steps: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rounds from the model in ``start`` into ``out``: what ``agent.json`` records of them as ``dagger``, and
+    the new agent's evaluation."""
     from transformers import AutoTokenizer
 
     from strata.assets.local_policy import play_evaluation
     from strata.assets.warm_start import fit_responses
 
-    base, out = Path(base).resolve(), Path(out).resolve()
-    manifest, recipe = read_agent(base)
     out.mkdir(parents=True, exist_ok=True)
     splits = linked_task_lists(base, out)
     train, train_fixed = splits["train"], splits.get("rl_train", [])[:recipe.rl_eval_games]
-    chat = ChatTokens(AutoTokenizer.from_pretrained(base / "model"))
+    chat = ChatTokens(AutoTokenizer.from_pretrained(start))
     began = time.perf_counter()
     with EnvPool(num_workers=recipe.workers, max_steps=recipe.max_steps) as pool:
         traces = asyncio.run(expert_traces(pool, train, recipe.orders_per_game, recipe.seed, recipe.slip_rate,
@@ -126,8 +161,8 @@ def dagger_alfworld_agent(base: str | Path, out: str | Path, rounds: int = 1, st
         examples = tokenize_dialogues(chat, trace_dialogues(
             recipe.strata_config().prompts.templates(), recipe.strata_config("grpo").prompts.templates(), traces,
             recipe.history_window))
-        before = evaluate_agent(base / "model", recipe, [], train_fixed, pool)
-        model, relabelled, rounds_done = base / "model", {kind: [] for kind, _ in ROUND_KINDS}, []
+        before = evaluate_agent(start, recipe, [], train_fixed, pool)
+        model, relabelled, rounds_done = start, {kind: [] for kind, _ in ROUND_KINDS}, []
         for number in range(1, rounds + 1):
             counts = {}
             for kind, algorithm in ROUND_KINDS:
@@ -147,6 +182,4 @@ def dagger_alfworld_agent(base: str | Path, out: str | Path, rounds: int = 1, st
               "seconds": round(time.perf_counter() - began, 1)}
     if train_fixed:
         dagger["train_fixed_change"] = paired_change(before["train_fixed_won"], after["train_fixed_won"])
-    (out / MANIFEST).write_text(json.dumps({**manifest, **after, "dagger": dagger, "machine": machine()}, indent=1)
-                                + "\n", encoding="utf-8")
-    return out
+    return dagger, after

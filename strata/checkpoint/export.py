@@ -1,10 +1,11 @@
 """Export a verl checkpoint as a Hugging Face model folder, optionally laid out as a release repository.
 
 The FSDP shards are the truth (``huggingface/`` holds weights only when ``checkpoint.save_contents`` had
-``hf_model``): every parameter is reassembled from its per-rank rows, cast to bf16 as the Qwen2.5 release
-is, and written as ``model.safetensors`` (split with an index above ``max_shard_size``, as the Hub does).
+``hf_model``): every parameter is reassembled from its per-rank rows, cast to bf16 as the Qwen2.5 release is
+(or kept fp32, for further training), and written as ``model.safetensors`` (split with an index above
+``max_shard_size``, as the Hub does).
 With ``tie_word_embeddings`` the ``lm_head.weight`` key is omitted, exactly as in the Qwen2.5 release,
-and transformers re-ties it on load. Config (``dtype: bfloat16``), tokenizer, chat template and
+and transformers re-ties it on load. Config (its ``dtype`` the weights'), tokenizer, chat template and
 generation config come from the checkpoint's ``huggingface/`` folder.
 
 A LoRA run's shards hold the PEFT-wrapped model (`strata.checkpoint.lora`): the export merges the adapter
@@ -45,11 +46,13 @@ TIED_SOURCE_KEY = "model.embed_tokens.weight"
 
 
 def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
-              max_shard_size: str | int = "5GB") -> Path:
+              max_shard_size: str | int = "5GB", dtype: torch.dtype = torch.bfloat16) -> Path:
     """Write the actor of ``checkpoint`` (a ``global_step_N`` folder) to ``out`` as a Hugging Face model.
 
     ``out`` must not exist or be empty. Returns ``out``. Loading it back:
-    ``AutoModelForCausalLM.from_pretrained(out)`` and ``AutoTokenizer.from_pretrained(out)``.
+    ``AutoModelForCausalLM.from_pretrained(out)`` and ``AutoTokenizer.from_pretrained(out)``. ``dtype``: the
+    weights' (bf16, as a release; float32 keeps the shards' fp32 weights exactly, for a model trained further, as
+    `strata.assets.dagger` does).
     """
     info = describe_checkpoint(checkpoint, checksums=True)
     actor = info.actor
@@ -74,7 +77,7 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
 
     try:
         tensors = merged_tensors(keys, tensor, actor.lora) if actor.lora else ((key, tensor(key)) for key in keys)
-        state = _bf16_state_dict(tensors, _ties_embeddings(config))
+        state = _cast_state_dict(tensors, _ties_embeddings(config), dtype)
     except ValueError as error:
         raise CheckpointError(f"{info.path}: {error}") from error
     split = split_torch_state_dict_into_shards(state, filename_pattern="model{suffix}.safetensors",
@@ -85,7 +88,7 @@ def export_hf(checkpoint: str | Path, out: str | Path, release: bool = False,
         _save_safetensors(state, split, staging)
         if adapter:
             write_adapter(adapter, staging / LORA_ADAPTER_DIR)
-        config.dtype = torch.bfloat16
+        config.dtype = dtype
         config.save_pretrained(staging)
         for file in sorted((actor_dir / HF_DIR).iterdir()):
             if file.is_file() and not _written_by_export(file.name):
@@ -130,15 +133,17 @@ def _ties_embeddings(config) -> bool:
     return bool(getattr(text_config, "tie_word_embeddings", False))
 
 
-def _bf16_state_dict(tensors: Iterable[tuple[str, torch.Tensor]], tied: bool) -> dict[str, torch.Tensor]:
-    """The full tensors in bf16, one at a time; the tied head is checked equal to the embedding, then left out."""
+def _cast_state_dict(tensors: Iterable[tuple[str, torch.Tensor]], tied: bool,
+                     dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """The full tensors in ``dtype``, one at a time; the tied head is checked equal to the embedding, then left
+    out."""
     state, head = {}, None
     for key, value in tensors:
         if tied and key == TIED_HEAD_KEY:
             head = value
             continue
-        state[key] = value.to(torch.bfloat16).contiguous()
-    if head is not None and not torch.equal(head.to(torch.bfloat16), state[TIED_SOURCE_KEY]):
+        state[key] = value.to(dtype).contiguous()
+    if head is not None and not torch.equal(head.to(dtype), state[TIED_SOURCE_KEY]):
         raise CheckpointError(f"config says tie_word_embeddings but {TIED_HEAD_KEY} differs from "
                               f"{TIED_SOURCE_KEY} in the shards; the export would change the model")
     return state

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from strata.cli import main
+from tests.checkpoint.conftest import run_fsdp_writer
 
 
 @pytest.mark.slow
@@ -53,13 +54,21 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert train and valid and len(rl) == 2 and not train & valid and not rl & (train | valid)
     rl_games = set(pd.read_parquet(out / "rl_train.parquet")["extra_info"].map(lambda info: info["game_file"]))
     assert len(rl_games) == 2 and all(game.startswith(str(out / "rl_data")) for game in rl_games)
-    # DAgger from it: a new folder on the base's games, the base left as it was.
+    # DAgger from an RL step of it (verl's checkpoint of its weights before any update): a new folder on the base's
+    # games, the base left as it was.
     base_manifest = (out / "agent.json").read_bytes()
+    step = tmp_path / "rl" / "global_step_3"
+    run_fsdp_writer(out / "model", 1, out=step, steps=0)
     dagger = tmp_path / "dagger"
-    assert main(["dagger-alfworld-agent", "--agent", str(out), "--out", str(dagger), "--steps", "2"]) == 0
+    assert main(["dagger-alfworld-agent", "--agent", str(out), "--checkpoint", str(step), "--out", str(dagger),
+                 "--steps", "2"]) == 0
     assert (out / "agent.json").read_bytes() == base_manifest
     trained = json.loads((dagger / "agent.json").read_text())
     assert trained["recipe"] == manifest["recipe"] and trained["dagger"]["base"] == str(out)
+    assert trained["dagger"]["start"] == str(step)
+    # The step holds the agent's weights in fp32, exported exactly: the reading before the rounds is the build's.
+    for key in ("train_fixed_won", "train_fixed_well_formed_actions", "train_fixed_refused_repeat_rate"):
+        assert trained["dagger"]["before"][key] == manifest[key], key
     (strata, grpo), = ((r["action"], r["action_grpo"]) for r in trained["dagger"]["rounds"])
     for counts in (strata, grpo):  # each of the 3 training games played once per prompt style, replayed exactly
         assert counts["episodes"] == 3 and counts["diverged"] == counts["failed"] == 0
@@ -70,6 +79,7 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     assert (dagger / "data").is_symlink() and (dagger / "model" / "config.json").is_file()
     rl_games = set(pd.read_parquet(dagger / "rl_train.parquet")["extra_info"].map(lambda info: info["game_file"]))
     assert len(rl_games) == 2 and all(game.startswith(str(dagger / "rl_data")) for game in rl_games)
-    assert "labels of its own states" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"from {step}: " in printed and "labels of its own states" in printed
     # It never writes over a folder.
     assert main(["dagger-alfworld-agent", "--agent", str(out), "--out", str(dagger)]) == 2

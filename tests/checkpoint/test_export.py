@@ -57,6 +57,20 @@ def test_export_loads_with_transformers_and_matches_fsdp_weights(fsdp_checkpoint
 
 
 @pytest.mark.slow
+def test_a_float32_export_holds_the_fsdp_weights_exactly(fsdp_checkpoints, loaded_by_verl, tmp_path: Path) -> None:
+    """What DAgger from an RL step trains further (strata.assets.dagger): the weights RL left, not a bf16 copy."""
+    from transformers import AutoModelForCausalLM
+
+    out = export_hf(fsdp_checkpoints[2], tmp_path / "hf", dtype=torch.float32)
+    assert json.loads((out / "config.json").read_text())["dtype"] == "float32"
+    model = AutoModelForCausalLM.from_pretrained(out)
+    assert model.dtype == torch.float32
+    exported = model.state_dict()
+    for name, weight in loaded_by_verl(fsdp_checkpoints[2], 2)["params"].items():
+        assert torch.equal(exported[name], weight), name
+
+
+@pytest.mark.slow
 def test_release_layout_holds_resumable_training_state(fsdp_checkpoints, tmp_path: Path) -> None:
     out = export_hf(fsdp_checkpoints[2], tmp_path / "release", release=True)
     state_root = out / "training_state"
