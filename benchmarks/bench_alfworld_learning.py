@@ -18,10 +18,12 @@ From nothing, in one invocation:
    StraTA with each task's rewards shuffled across its episodes (``+strata_test.permute_rewards=true``): it moves
    the policy as much, without the signal;
 4. records, per run, ``<runs-dir>/<algorithm>-seed<S>/outcomes.jsonl`` (one line per validation episode,
-   `strata.report.outcomes`) and ``memory.jsonl`` (PSS and RSS of the run's whole process tree every
-   ``--memory-every`` seconds, PSS by kind of process);
+   `strata.report.outcomes`), ``trained.jsonl`` (the games each training step drew, `strata.report.trained_games`)
+   and ``memory.jsonl`` (PSS and RSS of the run's whole process tree every ``--memory-every`` seconds, PSS by kind
+   of process);
 5. writes ``DIR/RESULTS.md`` and ``DIR/curve.png``: paired differences with 95% intervals (bootstrap over games,
-   `strata.report.paired`), each algorithm against the control, admissible-action rates, the step's time split
+   `strata.report.paired`), each algorithm against the control, the fixed games once trained on against those not
+   yet (how much of the fixed-set gain is learning those games), admissible-action rates, the step's time split
    and the memory over each run, and whether the targets of issue #35 are met.
 
 No setting is chosen by the held-out games.
@@ -53,6 +55,7 @@ from strata.report.paired import (  # noqa: E402
     difference_in_differences,
     paired_difference,
     per_game,
+    trained_effect,
 )
 from strata.report.situations import (  # noqa: E402
     FOLLOWS,
@@ -61,6 +64,7 @@ from strata.report.situations import (  # noqa: E402
     refused_repeats,
     situation_table,
 )
+from strata.report.trained_games import ReplayError, trained_by_step, trained_games  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "train-strata-alfworld-agent-cpu.sh"
 ALGORITHMS = ("strata", "grpo", "gigpo", "gigpo_state", "control")
@@ -205,6 +209,7 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps,
                                                        "overrides": chosen}) + "\n", encoding="utf-8")
     write_outcomes(validation_outcomes(target, seed, SPLITS, root=agent), record / "outcomes.jsonl")
+    write_outcomes(trained_games(target, root=agent), record / "trained.jsonl")
     return seconds
 
 
@@ -509,6 +514,28 @@ def loop_rows(out: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
+def trained_rows(out: Path, runs_dir: Path, names: list[str], agent: Path) -> list[list[str]]:
+    """Per run, the fixed games' paired change once trained on against not yet trained on, at the same steps
+    (`strata.report.paired.trained_effect`): how much of the fixed-set gain is the policy learning those games.
+    A run recorded before ``trained.jsonl`` existed gets it here, replayed from its run folder when that is kept."""
+    table = []
+    for name in names:
+        record, outcomes = runs_dir / name / "trained.jsonl", runs_dir / name / "outcomes.jsonl"
+        if not record.is_file() and (out / name / "config.yaml").is_file():
+            try:
+                write_outcomes(trained_games(out / name, root=agent), record)
+            except ReplayError as error:
+                print(f"no trained.jsonl for {name}: {error}", file=sys.stderr)
+        if not (record.is_file() and outcomes.is_file()):
+            continue
+        effect = trained_effect(read_outcomes(outcomes), trained_by_step(read_outcomes(record)), "train_fixed")
+        if effect is not None:
+            table.append([name, ", ".join(map(str, effect.steps)), str(effect.difference.games),
+                          f"{100 * effect.trained:+.1f}", f"{100 * effect.not_yet:+.1f}",
+                          effect.difference.as_points()])
+    return table
+
+
 def draws_line(out: Path, names: list[str], rl_games: int) -> str:
     """How often a run's training drew each RL game: steps x tasks a step over the pool, the first link of transfer
     (a pool drawn more than once a run lets the policy learn its games rather than the skill)."""
@@ -557,6 +584,11 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
                        [[a, split, str(step), f"{100 * i.mean:.1f}", f"[{100 * i.low:.1f}, {100 * i.high:.1f}]"]
                         for a, rows in sorted(runs.items()) for split in ("train_fixed", "held_out")
                         for step, i in curve(rows, split)]), "",
+        "## Fixed games trained on by then, against those not yet (change from step 0 at the same steps, points)", "",
+        "RL draws its games in a random order, so at each validation some fixed games have been trained on and the "
+        "others not yet, by chance: their difference is what training on a game adds to the skill's transfer.", "",
+        markdown_table(["run", "steps", "games", "trained on", "not yet", "difference"],
+                       trained_rows(out, runs_dir, names, agent)), "",
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",

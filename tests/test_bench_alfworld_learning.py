@@ -105,7 +105,14 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
             (10, "held_out"): 27, (10, "train_fixed"): 2}, games),
             overrides=("actor_rollout_ref.actor.kl_loss_coef=0.1",) if seed else ())
     _dump_take_steps(out / "strata-seed0")
+    # strata-seed0 trained on fixed games 0-9 by step 5 and on 0-31 by step 10 (the others are not RL games here).
+    drawn = {1: range(0, 10), 6: range(10, 32)}
+    (runs / "strata-seed0" / "trained.jsonl").write_text("".join(json.dumps(
+        {"step": step, "games": [f"train_fixed/{g}" for g in drawn.get(step, ())]}) + "\n" for step in range(1, 11)))
     report = bench.write_report(out, runs, agent, ["strata", "control"], [0, 1]).read_text()
+    # Trained games gain 10/10 by step 5 and 20/32 by step 10, the others nothing: (1 + 0.625) / 2 more.
+    assert "| strata-seed0 | 5, 10 | 64 | +81.2 | +0.0 | +81.2 [+" in report
+    assert "| strata-seed1 |" not in report.split("## Fixed games trained on")[1].split("##")[0]  # no record
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
     assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
     assert "| strata-seed0 | 0 | 1 | 0 | 0 |" in report and "| strata-seed0 | 10 | 0 | 0 | 0 |" in report  # fresh take

@@ -13,6 +13,7 @@ treating the seeds' shared games as independent.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -85,3 +86,53 @@ def difference_in_differences(treated: Sequence[Mapping], control: Sequence[Mapp
     mine = game_differences(treated, before, after, split, field)
     theirs = game_differences(control, before, after, split, field)
     return bootstrap_mean([mine[game] - theirs[game] for game in sorted(mine.keys() & theirs.keys())])
+
+
+@dataclass(frozen=True)
+class TrainedEffect:
+    """`trained_effect`'s result: the mean changes of the two kinds of games and their difference."""
+
+    steps: tuple[int, ...]
+    trained: float
+    not_yet: float
+    difference: Interval
+
+
+def trained_effect(outcomes: Sequence[Mapping], trained: Mapping[int, set[str]], split: str, before: int = 0,
+                   resamples: int = RESAMPLES, seed: int = 0) -> TrainedEffect | None:
+    """How much more a game's ``won`` changed from step ``before`` once RL had trained on it than while it had not.
+
+    ``outcomes`` are one run's (each seed draws its games in its own order); ``trained`` maps a step k to the games
+    trained on at steps 1..k (`strata.report.trained_games.trained_by_step`). At every validated step k after
+    ``before`` whose games fall into both kinds, the mean change of the trained games minus that of the others;
+    then the mean over those steps. The sampler's random order decides which games are trained on by step k, so
+    at each step the two kinds differ by chance and by that training only. The interval bootstraps over games
+    (all of a game's steps together). None when no step has games of both kinds.
+    """
+    steps = sorted(k for k in {row["step"] for row in outcomes if row["split"] == split} if k > before and k in trained)
+    changes = {k: game_differences(outcomes, before, k, split) for k in steps}
+    steps = [k for k in steps if 0 < len(changes[k].keys() & trained[k]) < len(changes[k])]
+    if not steps:
+        return None
+    games = sorted(set().union(*(changes[k].keys() for k in steps)))
+    change = np.array([[changes[k].get(game, np.nan) for k in steps] for game in games])
+    was_trained = np.array([[game in trained[k] for k in steps] for game in games])
+
+    def means(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per resample (rows of game indices): the two kinds' mean change, averaged over the steps."""
+        values, kind = change[rows], was_trained[rows]
+        present = ~np.isnan(values)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kinds = [np.where(mask, values, 0.0).sum(axis=-2) / mask.sum(axis=-2)
+                     for mask in (kind & present, ~kind & present)]
+        return kinds[0], kinds[1]
+
+    trained_mean, not_yet_mean = means(np.arange(len(games)))
+    rng = np.random.default_rng(seed)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample without one kind at some step: left out there
+        first, second = means(rng.integers(0, len(games), size=(resamples, len(games))))
+        resampled = np.nanmean(first - second, axis=-1)
+    low, high = np.nanpercentile(resampled, [2.5, 97.5])
+    difference = Interval(float(np.mean(trained_mean - not_yet_mean)), float(low), float(high), len(games))
+    return TrainedEffect(tuple(steps), float(np.mean(trained_mean)), float(np.mean(not_yet_mean)), difference)

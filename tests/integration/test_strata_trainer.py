@@ -35,7 +35,9 @@ import yaml
 from safetensors.numpy import load_file
 
 from strata.report.dumps import dump_files, load_step, rollouts_dir
+from strata.report.outcomes import game_id
 from strata.report.schema import EvalResult, TaskOutcome
+from strata.report.trained_games import trained_games
 from tests.integration.trainer_runs import REPO, REPRODUCED, STEPS, metrics_by_step, resume_last_step, run_recipe
 
 pytestmark = pytest.mark.slow
@@ -111,6 +113,16 @@ def test_the_agent_plays(uninterrupted):
     lengths = [step["num_tokens"] for step in steps] + [c["num_tokens"] for records in train_records(out).values()
                                                         for task in records for c in task["candidates"]]
     assert max(lengths) > free
+
+
+def test_the_training_order_replays(uninterrupted, playing_agent):
+    """The learning benchmark's replay of verl's sampler (`strata.report.trained_games`) names exactly the games
+    that every step trained on, as the run dumped them."""
+    out, _ = uninterrupted
+    replayed = {row["step"]: sorted(row["games"]) for row in trained_games(out, root=playing_agent)}
+    dumped = {step: sorted(game_id(task["task"]["game_file"], playing_agent) for task in records)
+              for step, records in train_records(out).items()}
+    assert replayed == dumped and len(replayed) == STEPS
 
 
 def normalised(values: list[float]) -> list[float]:
