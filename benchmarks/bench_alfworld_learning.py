@@ -209,7 +209,6 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps,
                                                        "overrides": chosen}) + "\n", encoding="utf-8")
     write_outcomes(validation_outcomes(target, seed, SPLITS, root=agent), record / "outcomes.jsonl")
-    write_outcomes(trained_games(target, root=agent), record / "trained.jsonl")
     return seconds
 
 
@@ -517,7 +516,9 @@ def loop_rows(out: Path, names: list[str]) -> list[list[str]]:
 def trained_rows(out: Path, runs_dir: Path, names: list[str], agent: Path) -> list[list[str]]:
     """Per run, the fixed games' paired change once trained on against not yet trained on, at the same steps
     (`strata.report.paired.trained_effect`): how much of the fixed-set gain is the policy learning those games.
-    A run recorded before ``trained.jsonl`` existed gets it here, replayed from its run folder when that is kept."""
+    A run's ``trained.jsonl`` is written here, replayed from its run folder, the first time a report reads the run
+    (at the end of the invocation that ran it, or with --report-only): a replay that fails costs a table row, never
+    the runs still to come."""
     table = []
     for name in names:
         record, outcomes = runs_dir / name / "trained.jsonl", runs_dir / name / "outcomes.jsonl"
