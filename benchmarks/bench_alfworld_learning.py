@@ -23,8 +23,9 @@ From nothing, in one invocation:
    of process);
 5. writes ``DIR/RESULTS.md`` and ``DIR/curve.png``: paired differences with 95% intervals (bootstrap over games,
    `strata.report.paired`), each algorithm against the control, the fixed games once trained on against those not
-   yet (how much of the fixed-set gain is learning those games), admissible-action rates, the step's time split
-   and the memory over each run, and whether the targets of issue #35 are met.
+   yet, per run and with an algorithm's seeds pooled (how much of the fixed-set gain is learning those games),
+   admissible-action rates, the step's time split and the memory over each run, and whether the targets of issue
+   #35 are met.
 
 No setting is chosen by the held-out games.
 """
@@ -55,6 +56,7 @@ from strata.report.paired import (  # noqa: E402
     difference_in_differences,
     paired_difference,
     per_game,
+    runs_as_one,
     trained_effect,
 )
 from strata.report.situations import (  # noqa: E402
@@ -519,7 +521,7 @@ def trained_rows(out: Path, runs_dir: Path, names: list[str], agent: Path) -> li
     A run's ``trained.jsonl`` is written here, replayed from its run folder, the first time a report reads the run
     (at the end of the invocation that ran it, or with --report-only): a replay that fails costs a table row, never
     the runs still to come."""
-    table = []
+    table, by_algorithm = [], {}
     for name in names:
         record, outcomes = runs_dir / name / "trained.jsonl", runs_dir / name / "outcomes.jsonl"
         if not record.is_file() and (out / name / "config.yaml").is_file():
@@ -529,12 +531,22 @@ def trained_rows(out: Path, runs_dir: Path, names: list[str], agent: Path) -> li
                 print(f"no trained.jsonl for {name}: {error}", file=sys.stderr)
         if not (record.is_file() and outcomes.is_file()):
             continue
-        effect = trained_effect(read_outcomes(outcomes), trained_by_step(read_outcomes(record)), "train_fixed")
-        if effect is not None:
-            table.append([name, ", ".join(map(str, effect.steps)), str(effect.difference.games),
-                          f"{100 * effect.trained:+.1f}", f"{100 * effect.not_yet:+.1f}",
-                          effect.difference.as_points()])
+        run = (read_outcomes(outcomes), trained_by_step(read_outcomes(record)))
+        by_algorithm.setdefault(name.rsplit("-seed", 1)[0], []).append(run)
+        table += _trained_row(name, *run)
+    for algorithm, runs in by_algorithm.items():
+        if len(runs) > 1:  # the seeds together: each run's games its own units (`strata.report.paired.runs_as_one`)
+            table += _trained_row(f"{algorithm}, {len(runs)} runs pooled", *runs_as_one(runs))
     return table
+
+
+def _trained_row(name: str, outcomes: list[dict], trained: dict[int, set[str]]) -> list[list[str]]:
+    """`trained_rows`' row of one run or of runs pooled; none where no step has games of both kinds."""
+    effect = trained_effect(outcomes, trained, "train_fixed")
+    if effect is None:
+        return []
+    return [[name, ", ".join(map(str, effect.steps)), str(effect.difference.games), f"{100 * effect.trained:+.1f}",
+             f"{100 * effect.not_yet:+.1f}", effect.difference.as_points()]]
 
 
 def draws_line(out: Path, names: list[str], rl_games: int) -> str:

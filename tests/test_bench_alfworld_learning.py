@@ -113,6 +113,7 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     # Trained games gain 10/10 by step 5 and 20/32 by step 10, the others nothing: (1 + 0.625) / 2 more.
     assert "| strata-seed0 | 5, 10 | 64 | +81.2 | +0.0 | +81.2 [+" in report
     assert "| strata-seed1 |" not in report.split("## Fixed games trained on")[1].split("##")[0]  # no record
+    assert "runs pooled" not in report  # one run of strata has a record
     assert "| strata-seed0 | 0 | take | no | 1 | 0.0 |" in report  # took the object where it was not
     assert "| strata-seed0 | 10 | take | yes | 1 | 100.0 |" in report and "| 5 | take |" not in report
     assert "| strata-seed0 | 0 | 1 | 0 | 0 |" in report and "| strata-seed0 | 10 | 0 | 0 | 0 |" in report  # fresh take
@@ -174,3 +175,26 @@ def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> No
            "/agents/base: fixed RL games +3.1 [-1.6, +7.8] points (paired)." in report
     assert "RL games: 20 (rl_train); drawn by strata-seed0 10 x 4 = 40 draws (2.00 a game)." in report
     assert "StraTA's paired difference (step 0 -> 10): -1.0 [" in report and "**not met**" in report
+
+
+def test_the_trained_table_pools_an_algorithms_seeds(tmp_path: Path) -> None:
+    bench = _bench()
+    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.3, "splits": {"valid_seen": {"games": 300},
+                                                                                     "rl_train": {"games": 64}}}))
+    games = {"held_out": 300, "train_fixed": 64}
+    # Both seeds win fixed games 0-9 at step 5 and 0-19 at step 10. Seed 0 trained on games 0-9 by step 5 and 0-31
+    # by step 10; seed 1 on games 32-63 at step 1, none of which it wins.
+    drawn = {0: {1: range(0, 10), 6: range(10, 32)}, 1: {1: range(32, 64)}}
+    for seed in (0, 1):
+        _record(runs, out, f"strata-seed{seed}", _outcomes(seed, {(0, "train_fixed"): 0, (5, "train_fixed"): 10,
+                                                                  (10, "train_fixed"): 20}, games))
+        (runs / f"strata-seed{seed}" / "trained.jsonl").write_text("".join(json.dumps(
+            {"step": step, "games": [f"train_fixed/{g}" for g in drawn[seed].get(step, ())]}) + "\n"
+            for step in range(1, 11)))
+    table = bench.write_report(out, runs, agent, ["strata"], [0, 1]).read_text().split("## Fixed games trained")[1]
+    assert "| strata-seed0 | 5, 10 | 64 | +81.2 | +0.0 | +81.2 [+" in table
+    assert "| strata-seed1 | 5, 10 | 64 | +0.0 | +46.9 | -46.9 [" in table  # (10/32 + 20/32) / 2 not yet
+    # Pooled, step 5: trained 10 of 10 + 32 won 10/42, not yet 10/86; step 10: trained 20/64, not yet 20/64.
+    assert "| strata, 2 runs pooled | 5, 10 | 128 | +27.5 | +21.4 | +6.1 [" in table

@@ -88,6 +88,20 @@ def difference_in_differences(treated: Sequence[Mapping], control: Sequence[Mapp
     return bootstrap_mean([mine[game] - theirs[game] for game in sorted(mine.keys() & theirs.keys())])
 
 
+def runs_as_one(runs: Sequence[tuple[Sequence[Mapping], Mapping[int, set[str]]]]) -> tuple[list[dict], dict]:
+    """Several runs' ``(outcomes, trained)`` as one run's, every game named by its run (``<i>:<game>``), so that
+    `trained_effect` over the result pools the runs: at each step it compares all runs' trained games with all
+    their not-yet ones, and its bootstrap resamples (run, game) pairs. The same game in two runs counts as two
+    units, as if the runs' changes of one game were independent: where they correlate, the interval is somewhat
+    too narrow."""
+    outcomes = [{**row, "game": f"{i}:{row['game']}"} for i, (rows, _) in enumerate(runs) for row in rows]
+    trained: dict[int, set[str]] = {}
+    for i, (_, games_by_step) in enumerate(runs):
+        for step, games in games_by_step.items():
+            trained.setdefault(step, set()).update(f"{i}:{game}" for game in games)
+    return outcomes, trained
+
+
 @dataclass(frozen=True)
 class TrainedEffect:
     """`trained_effect`'s result: the mean changes of the two kinds of games and their difference."""

@@ -12,7 +12,7 @@ import yaml
 
 from strata.envs.task_list import write_task_list
 from strata.envs.tasks import Task
-from strata.report.paired import trained_effect
+from strata.report.paired import runs_as_one, trained_effect
 from strata.report.trained_games import ReplayError, replayed_batches, trained_by_step, trained_games
 from strata.workflow.dump import DumpSettings, DumpWriter
 
@@ -148,3 +148,16 @@ def test_no_step_with_both_kinds_gives_no_effect_and_a_missing_game_is_left_out(
     changes = {10: {g: int(g in trained[10]) for g in GAME_NAMES if g != "g15"}}
     effect = trained_effect(_outcomes(changes), trained, "train_fixed")
     assert effect.difference.mean == 1.0 and effect.difference.games == 19
+
+
+def test_pooled_runs_compare_all_their_trained_games_with_all_their_others_at_each_step() -> None:
+    """Run A trained on g00-g09 and won just those (effect 1); run B trained on g10-g19 and won every game
+    (effect 0). Pooled at step 10: trained 20/20 won, not yet 10/20: +0.5, over 40 (run, game) units."""
+    first = ({10: set(GAME_NAMES[:10])}, {g: int(g in GAME_NAMES[:10]) for g in GAME_NAMES})
+    second = ({10: set(GAME_NAMES[10:])}, {g: 1 for g in GAME_NAMES})
+    runs = [(_outcomes({10: changes}), trained) for trained, changes in (first, second)]
+    assert [trained_effect(*run, "train_fixed").difference.mean for run in runs] == [1.0, 0.0]
+    effect = trained_effect(*runs_as_one(runs), "train_fixed")
+    assert (effect.trained, effect.not_yet) == (1.0, 0.5)
+    assert effect.difference.mean == 0.5 and effect.difference.games == 2 * len(GAME_NAMES)
+    assert effect.difference.low < 0.5 < effect.difference.high
