@@ -55,6 +55,14 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict], overrides: tuple
                                                       for s in range(1, 11)))
 
 
+def _folders(tmp_path: Path, manifest: dict) -> tuple[Path, Path, Path]:
+    """The report's three folders (its output, the runs' records, the agent with ``manifest`` as agent.json)."""
+    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.json").write_text(json.dumps(manifest))
+    return out, runs, agent
+
+
 def _dump_take_steps(run: Path) -> None:
     """Held-out dumps at steps 0, 5 and 10: one take, refused at 0 (object not in view), admitted at 5 and 10; a fixed
     training game's at 0 and 10."""
@@ -91,10 +99,8 @@ def _dump_take_steps(run: Path) -> None:
 
 def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: Path) -> None:
     bench = _bench()
-    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
-    agent.mkdir()
-    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300},
-                                                                                     "rl_train": {"games": 200}}}))
+    out, runs, agent = _folders(tmp_path, {"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300},
+                                                                              "rl_train": {"games": 200}}})
     games = {"held_out": 300, "train_fixed": 64}
     for seed in (0, 1):
         _record(runs, out, f"strata-seed{seed}", _outcomes(seed, {
@@ -158,13 +164,11 @@ def test_overrides_are_hydra_ones_and_follow_the_training_temperature() -> None:
 
 def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> None:
     bench = _bench()
-    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
-    agent.mkdir()
     dagger = {"base": "/agents/base", "rounds": [{}], "train_fixed_change": "+3.1 [-1.6, +7.8]"}
-    (agent / "agent.json").write_text(json.dumps({
+    out, runs, agent = _folders(tmp_path, {
         "held_out_success": 0.2, "splits": {"valid_seen": {"games": 300}, "rl_train": {"games": 20}},
         "train_fixed_success": 0.25, "train_fixed_refused_repeat_rate": 0.3,
-        "recipe": {"rl_eval_games": 64, "rl_games": 20}, "dagger": dagger}))
+        "recipe": {"rl_eval_games": 64, "rl_games": 20}, "dagger": dagger})
     _record(runs, out, "strata-seed0", _outcomes(0, {(0, "held_out"): 30, (10, "held_out"): 27,
                                                      (0, "train_fixed"): 5, (10, "train_fixed"): 5},
                                                  {"held_out": 300, "train_fixed": 64}))
@@ -179,10 +183,8 @@ def test_without_a_control_the_targets_say_what_is_missing(tmp_path: Path) -> No
 
 def test_the_trained_table_pools_an_algorithms_seeds(tmp_path: Path) -> None:
     bench = _bench()
-    out, runs, agent = tmp_path / "out", tmp_path / "runs", tmp_path / "agent"
-    agent.mkdir()
-    (agent / "agent.json").write_text(json.dumps({"held_out_success": 0.3, "splits": {"valid_seen": {"games": 300},
-                                                                                     "rl_train": {"games": 64}}}))
+    out, runs, agent = _folders(tmp_path, {"held_out_success": 0.3, "splits": {"valid_seen": {"games": 300},
+                                                                             "rl_train": {"games": 64}}})
     games = {"held_out": 300, "train_fixed": 64}
     # Both seeds win fixed games 0-9 at step 5 and 0-19 at step 10. Seed 0 trained on games 0-9 by step 5 and 0-31
     # by step 10; seed 1 on games 32-63 at step 1, none of which it wins.
