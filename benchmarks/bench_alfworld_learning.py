@@ -515,26 +515,25 @@ def loop_rows(out: Path, names: list[str]) -> list[list[str]]:
     return table
 
 
-def trained_rows(out: Path, runs_dir: Path, names: list[str], agent: Path) -> list[list[str]]:
+def trained_rows(out: Path, runs_dir: Path, algorithms: list[str], seeds: list[int], agent: Path) -> list[list[str]]:
     """Per run, the fixed games' paired change once trained on against not yet trained on, at the same steps
     (`strata.report.paired.trained_effect`): how much of the fixed-set gain is the policy learning those games.
     A run's ``trained.jsonl`` is written here, replayed from its run folder, the first time a report reads the run
     (at the end of the invocation that ran it, or with --report-only): a replay that fails costs a table row, never
     the runs still to come."""
-    table, by_algorithm = [], {}
-    for name in names:
-        record, outcomes = runs_dir / name / "trained.jsonl", runs_dir / name / "outcomes.jsonl"
-        if not record.is_file() and (out / name / "config.yaml").is_file():
-            try:
-                write_outcomes(trained_games(out / name, root=agent), record)
-            except ReplayError as error:
-                print(f"no trained.jsonl for {name}: {error}", file=sys.stderr)
-        if not (record.is_file() and outcomes.is_file()):
-            continue
-        run = (read_outcomes(outcomes), trained_by_step(read_outcomes(record)))
-        by_algorithm.setdefault(name.rsplit("-seed", 1)[0], []).append(run)
-        table += _trained_row(name, *run)
-    for algorithm, runs in by_algorithm.items():
+    table = []
+    for algorithm in algorithms:
+        runs = []
+        for name in (run_name(algorithm, seed) for seed in seeds):
+            record, outcomes = runs_dir / name / "trained.jsonl", runs_dir / name / "outcomes.jsonl"
+            if not record.is_file() and (out / name / "config.yaml").is_file():
+                try:
+                    write_outcomes(trained_games(out / name, root=agent), record)
+                except ReplayError as error:
+                    print(f"no trained.jsonl for {name}: {error}", file=sys.stderr)
+            if record.is_file() and outcomes.is_file():
+                runs.append((read_outcomes(outcomes), trained_by_step(read_outcomes(record))))
+                table += _trained_row(name, *runs[-1])
         if len(runs) > 1:  # the seeds together: each run's games its own units (`strata.report.paired.runs_as_one`)
             table += _trained_row(f"{algorithm}, {len(runs)} runs pooled", *runs_as_one(runs))
     return table
@@ -601,7 +600,7 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         "RL draws its games in a random order, so at each validation some fixed games have been trained on and the "
         "others not yet, by chance: their difference is what training on a game adds to the skill's transfer.", "",
         markdown_table(["run", "steps", "games", "trained on", "not yet", "difference"],
-                       trained_rows(out, runs_dir, names, agent)), "",
+                       trained_rows(out, runs_dir, algorithms, seeds, agent)), "",
         "## Where actions are refused (held-out, by verb and whether the task's object was in view)", "",
         markdown_table(["run", "step", "verb", "object in view", "steps", "admitted %"], situation_rows(out, names)),
         "",
