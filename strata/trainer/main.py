@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from strata.trainer.checks.inputs import check_strata, validate_like_verl
 from strata.trainer.config import ConfigError, load_config
 from strata.trainer.preflight import preflight
+from strata.trainer.run_processes import GRACE_S, end_orphans, mark_run
 from strata.trainer.shared_memory import remove_leftovers, shared_segments
 
 DEFAULT_CONFIG = "strata_trainer"
@@ -169,19 +170,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"them only if each node's `ray start` ran with them set", file=sys.stderr)
     save_run_config(config)
     segments_before = shared_segments()
+    run_mark = mark_run()  # after `join_running_cluster`, which forwards STRATA_* variables to a cluster's workers
     try:
         run_ppo(config, task_runner_class=StrataTaskRunner)
     finally:
-        shut_down_ray(segments_before)
+        shut_down_ray(segments_before, run_mark)
     return 0
 
 
-def shut_down_ray(segments_before: set[Path]) -> None:
-    """End Ray's actors now rather than at interpreter exit, then remove the shared memory they left."""
+def shut_down_ray(segments_before: set[Path], run_mark: str) -> None:
+    """End Ray's actors now rather than at interpreter exit, then the processes they started that outlive them
+    (`strata.trainer.run_processes`), then remove the shared memory they left."""
     import ray
 
     if ray.is_initialized():
         ray.shutdown()
+    killed = end_orphans(run_mark)
+    if killed:
+        names = ", ".join(f"{name} (pid {pid})" for pid, name in killed.items())
+        print(f"strata: ended {len(killed)} process(es) of the run still running {GRACE_S:.0f} s after Ray's "
+              f"shutdown: {names}", file=sys.stderr)
     removed = remove_leftovers(segments_before)
     if removed:
         print(f"strata: removed {len(removed)} shared-memory segment(s), {sum(removed.values()) / 2**20:.0f} MiB, "

@@ -31,6 +31,8 @@ import yaml
 
 from strata.assets.learning_check import VALID_GAMES, build_learning_check_assets
 from strata.report.dumps import dump_files, load_step
+from strata.trainer.shared_memory import shared_segments
+from tests.integration.trainer_runs import assert_nothing_left
 
 pytestmark = pytest.mark.slow
 
@@ -63,10 +65,12 @@ def train(assets: Path, name: str, *overrides: str) -> tuple[Path, dict[int, flo
     command = ["bash", str(RECIPE), "strata.diversity.embedder=hashed_bow", *overrides]
     started = time.perf_counter()
     log = assets.parent / f"{name}.log"
+    segments_before = shared_segments()
     with open(log, "w") as handle:
         result = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
                                 cwd=REPO)
     assert result.returncode == 0, log.read_text()[-6000:]
+    assert_nothing_left(out, segments_before)
     curve = {}
     for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()):
         if SUCCESS in row["data"]:

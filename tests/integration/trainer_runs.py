@@ -14,6 +14,7 @@ from typing import Any
 
 from strata.checkpoint.inspect import describe_checkpoint
 from strata.checkpoint.reshard import reshard_checkpoint
+from strata.trainer.run_processes import marked_processes
 from strata.trainer.shared_memory import segments_in_use, shared_segments
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,9 +107,32 @@ def run_recipe(out: Path, agent: Path, *overrides: str, as_trained: bool = True,
         if process.poll() is None:
             process.kill()
     assert process.wait() == 0, log.read_text()[-8000:]
-    # vLLM's message queues and verl's weight buffers outlive Ray's killed actors; the trainer removes them.
-    left = orphaned_segments(segments_before)
-    assert not left, sorted(left)
+    assert_nothing_left(out, segments_before)
+
+
+def assert_nothing_left(out: Path, segments_before: set[Path]) -> None:
+    """Neither a process of the run with output folder ``out`` nor its shared memory outlives it: vLLM's engine
+    processes and Ray's workers outlive Ray's shutdown, and vLLM's message queues and verl's weight buffers
+    outlive them; the trainer ends the first and removes the second before it exits."""
+    left = processes_left(f"OUT={out}")
+    assert not left, f"processes of the run left behind: {left}"
+    assert not (segments := orphaned_segments(segments_before)), sorted(segments)
+
+
+def processes_left(marker: str, settle_s: float = 30.0) -> dict[int, str]:
+    """The processes whose environment holds ``marker`` (the recipe's ``OUT=<folder>``, which every process of
+    the run inherits: Ray's workers, vLLM's engines, game processes and their JVMs) still running once they have
+    had ``settle_s`` seconds to end, with their names."""
+    deadline = time.monotonic() + settle_s
+    while (left := marked_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    names = {}
+    for pid in left:
+        try:
+            names[pid] = (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120])
+        except OSError:  # ended meanwhile
+            continue
+    return names
 
 
 def orphaned_segments(before: set[Path], settle_s: float = 30.0) -> set[Path]:
@@ -121,34 +145,14 @@ def orphaned_segments(before: set[Path], settle_s: float = 30.0) -> set[Path]:
     return left
 
 
-def marked_pids(marker: str, command: str | None = None) -> set[int]:
-    """Process ids of the live processes whose environment holds ``marker`` (``OUT=<the run's folder>``: Ray's
-    workers, and the game processes and JVMs they start, inherit the recipe's environment), named ``command`` if
-    given (``java``), so that a process of another test is never counted."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (command is None or (entry / "comm").read_text().strip() == command) and \
-                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z" and \
-                        marker in (entry / "environ").read_bytes().decode(errors="replace").split("\0"):
-                    found.add(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def run_recipe_watching_processes(out: Path, agent: Path, *overrides: str, command: str | None = None,
-                                  **options: Any) -> tuple[set[int], set[int]]:
-    """`run_recipe`, watching the run's processes (`marked_pids` of ``OUT=<out>``, named ``command`` if given):
-    those seen while it ran, and those still alive once Ray's workers and their game processes, which wind
-    down after the driver, have had 30 s to end."""
+                                  **options: Any) -> set[int]:
+    """`run_recipe`, which also checks that none of them outlives it, returning the run's processes
+    (`marked_processes` of ``OUT=<out>``, named ``command`` if given) seen while it ran."""
     marker, seen = f"OUT={out}", set()
-    run_recipe(out, agent, *overrides, while_running=lambda: seen.update(marked_pids(marker, command)), **options)
-    deadline = time.monotonic() + 30
-    while marked_pids(marker, command) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return seen, marked_pids(marker, command)
+    run_recipe(out, agent, *overrides, while_running=lambda: seen.update(marked_processes(marker, command)),
+               **options)
+    return seen
 
 
 def metrics_by_step(log: Path) -> dict[int, dict]:
