@@ -200,3 +200,21 @@ def test_the_trained_table_pools_an_algorithms_seeds(tmp_path: Path) -> None:
     assert "| strata-seed1 | 5, 10 | 64 | +0.0 | +46.9 | -46.9 [" in table  # (10/32 + 20/32) / 2 not yet
     # Pooled, step 5: trained 10 of 10 + 32 won 10/42, not yet 10/86; step 10: trained 20/64, not yet 20/64.
     assert "| strata, 2 runs pooled | 5, 10 | 128 | +27.5 | +21.4 | +6.1 [" in table
+
+
+def test_each_method_is_compared_with_grpo_on_the_same_games(tmp_path: Path) -> None:
+    bench = _bench()
+    out, runs, agent = _folders(tmp_path, {"held_out_success": 0.3, "splits": {"valid_seen": {"games": 300},
+                                                                             "rl_train": {"games": 200}}})
+    games = {"held_out": 300, "train_fixed": 64}
+    for name, held_out, fixed in (("strata", 60, 20), ("grpo", 45, 10), ("control", 27, 2)):
+        _record(runs, out, f"{name}-seed0", _outcomes(0, {(0, "held_out"): 30, (10, "held_out"): held_out,
+                                                          (0, "train_fixed"): 0, (10, "train_fixed"): fixed}, games))
+    report = bench.write_report(out, runs, agent, ["strata", "grpo", "control"], [0]).read_text()
+    versus_grpo = report.split("## Against GRPO")[1].split("##")[0]
+    # StraTA +10 held-out points (30 -> 60 of 300) against GRPO's +5 (30 -> 45); fixed +20/64 against +10/64.
+    assert "| strata | held_out | 0 -> 10 | 300 | +5.0 [" in versus_grpo
+    assert "| strata | train_fixed | 0 -> 10 | 64 | +15.6 [" in versus_grpo
+    assert "| grpo |" not in versus_grpo and "| control |" not in versus_grpo  # neither itself nor the drift
+    versus_control = report.split("## Against the control")[1].split("##")[0]
+    assert "| grpo | held_out | 0 -> 10 | 300 | +6.0 [" in versus_control  # +5 against the control's -1

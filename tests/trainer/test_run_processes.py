@@ -16,7 +16,8 @@ import pytest
 
 from strata.trainer.run_processes import RUN_MARK, end_orphans, marked_processes, orphans
 
-MARK = f"{RUN_MARK}=test-{os.getpid()}"
+MARK_VALUE = f"test-{os.getpid()}"
+MARK = f"{RUN_MARK}={MARK_VALUE}"
 
 
 def orphan(lives_s: float, marked: bool = True) -> int:
@@ -24,7 +25,7 @@ def orphan(lives_s: float, marked: bool = True) -> int:
     env = dict(os.environ)
     env.pop(RUN_MARK, None)
     if marked:
-        env[RUN_MARK] = MARK.split("=", 1)[1]
+        env[RUN_MARK] = MARK_VALUE
     launcher = subprocess.run([sys.executable, "-c", (
         "import subprocess, sys\n"
         f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep({lives_s})'], "
@@ -61,7 +62,7 @@ def test_orphans_of_the_run_still_running_after_the_grace_are_killed_and_nothing
     started.append(stuck := orphan(lives_s=120.0))
     started.append(another_jobs := orphan(lives_s=120.0, marked=False))
     own_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
-                                 env=dict(os.environ, **{RUN_MARK: MARK.split("=", 1)[1]}))
+                                 env=dict(os.environ, **{RUN_MARK: MARK_VALUE}))
     started.append(own_child.pid)
     try:
         assert {stuck, own_child.pid} <= marked_processes(MARK)
