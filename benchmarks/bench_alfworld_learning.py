@@ -1,7 +1,7 @@
 """The ALFWorld learning benchmark: does RL improve the tiny ALFWorld agent, measured with a paired evaluation.
 
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out outputs/alfworld-learning \\
-        --algorithms strata grpo gigpo control --seeds 0 1                                    # everything
+        --algorithms strata grpo control --seeds 0 1                     # issue #35's runs, from nothing (~8 h)
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR --report-only             # re-read runs
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR2 --runs-dir RUNS2 --algorithms strata --seeds 1 \
         --override actor_rollout_ref.actor.kl_loss_coef=0.1 --override trainer.save_freq=60   # a variant; its last
@@ -9,7 +9,10 @@
 
 From nothing, in one invocation:
 
-1. builds the agent once (`strata build-alfworld-agent --valid-games H`, into ``DIR/agent``) unless it is there;
+1. builds the agent once unless it is there (`agent_build_commands`): `strata build-alfworld-agent --valid-games H`
+   with the reported agent's width, warm-start steps and learning rate (``DIR/agent-base``, ~37 min on 2 cores),
+   then `strata dagger-alfworld-agent --rounds R` from it (``DIR/agent``, ~33 min); ``--dagger-rounds 0`` makes the
+   base the agent;
 2. writes two fixed game sets: ``held_out`` (the first H ``valid_seen`` games, never trained on) and
    ``train_fixed`` (the first F of the ``rl_train`` games RL trains on);
 3. runs ``recipes/train-strata-alfworld-agent-cpu.sh`` per algorithm and seed (``DIR/<algorithm>-seed<S>``).
@@ -42,6 +45,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -82,14 +86,39 @@ SAMPLING_BLOCK = 8  # training steps a row of the sampling table averages
 TRAIN_TARGET, HELD_OUT_TARGET = 0.15, 0.05
 
 
+class AgentRecipe(NamedTuple):
+    """How the benchmark builds its agent from nothing. The defaults are the agent of the reported 60-step runs
+    (benchmarks/RESULTS_alfworld_learning.md: width 128, 3,000 warm-start steps at 1.5e-3, two DAgger rounds)."""
+
+    width: int = 128
+    steps: int = 3000
+    lr: float = 0.0015
+    dagger_rounds: int = 2
+
+
 def run_name(algorithm: str, seed: int) -> str:
     return f"{algorithm}-seed{seed}"
 
 
-def build_agent(agent: Path, held_out_games: int) -> None:
-    if not (agent / "agent.json").is_file():
-        subprocess.run([sys.executable, "-m", "strata.cli", "build-alfworld-agent", "--out", str(agent),
-                        "--valid-games", str(held_out_games)], check=True, cwd=ROOT)
+def agent_build_commands(agent: Path, held_out_games: int, recipe: AgentRecipe) -> list[list[str]]:
+    """The `strata` commands still needed to build ``agent`` (none once it holds agent.json): the base agent, into
+    ``<agent>-base`` when DAgger follows (the DAgger agent reads its games from there), and the DAgger rounds."""
+    if (agent / "agent.json").is_file():
+        return []
+    base = agent.with_name(f"{agent.name}-base") if recipe.dagger_rounds else agent
+    commands = []
+    if not (base / "agent.json").is_file():
+        commands.append(["build-alfworld-agent", "--out", str(base), "--valid-games", str(held_out_games),
+                         "--hidden-size", str(recipe.width), "--steps", str(recipe.steps), "--lr", str(recipe.lr)])
+    if recipe.dagger_rounds:
+        commands.append(["dagger-alfworld-agent", "--agent", str(base), "--out", str(agent),
+                         "--rounds", str(recipe.dagger_rounds)])
+    return commands
+
+
+def build_agent(agent: Path, held_out_games: int, recipe: AgentRecipe) -> None:
+    for command in agent_build_commands(agent, held_out_games, recipe):
+        subprocess.run([sys.executable, "-m", "strata.cli", *command], check=True, cwd=ROOT)
     games = json.loads((agent / "agent.json").read_text(encoding="utf-8"))["splits"]["valid_seen"]["games"]
     if games < held_out_games:
         raise SystemExit(f"{agent} holds {games} held-out games, fewer than --held-out-games {held_out_games}: "
@@ -641,12 +670,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--agent", type=Path, help="a built agent folder (default: OUT/agent, built if missing)")
+    defaults = AgentRecipe()
+    parser.add_argument("--agent-width", type=int, default=defaults.width, help="the built agent's hidden size")
+    parser.add_argument("--agent-steps", type=int, default=defaults.steps, help="the built agent's warm-start steps")
+    parser.add_argument("--agent-lr", type=float, default=defaults.lr, help="the built agent's warm-start rate")
+    parser.add_argument("--dagger-rounds", type=int, default=defaults.dagger_rounds,
+                        help="DAgger rounds after the build (0: the base is the agent)")
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "runs" / "alfworld",
                         help="where each run's outcomes.jsonl, memory.jsonl and wall_time.json go")
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--test-freq", type=int, default=5, help="train_fixed every this many steps")
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--test-freq", type=int, default=10, help="train_fixed every this many steps")
     parser.add_argument("--held-out-games", type=int, default=300)
     parser.add_argument("--train-fixed-games", type=int, default=64)
     parser.add_argument("--train-temperature", type=float,
@@ -663,7 +698,8 @@ def main() -> int:
     runs_dir = args.runs_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        build_agent(agent, args.held_out_games)
+        build_agent(agent, args.held_out_games,
+                    AgentRecipe(args.agent_width, args.agent_steps, args.agent_lr, args.dagger_rounds))
         sets = write_game_sets(agent, out / "sets", args.held_out_games, args.train_fixed_games)
         for seed in args.seeds:
             for algorithm in args.algorithms:

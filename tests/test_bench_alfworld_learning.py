@@ -218,3 +218,24 @@ def test_each_method_is_compared_with_grpo_on_the_same_games(tmp_path: Path) -> 
     assert "| grpo |" not in versus_grpo and "| control |" not in versus_grpo  # neither itself nor the drift
     versus_control = report.split("## Against the control")[1].split("##")[0]
     assert "| grpo | held_out | 0 -> 10 | 300 | +6.0 [" in versus_control  # +5 against the control's -1
+
+
+def test_from_nothing_the_agent_of_the_reported_runs_is_built_then_dagger_trained(tmp_path: Path) -> None:
+    bench = _bench()
+    agent, recipe = tmp_path / "agent", bench.AgentRecipe()
+    base = tmp_path / "agent-base"
+    assert bench.agent_build_commands(agent, 300, recipe) == [
+        ["build-alfworld-agent", "--out", str(base), "--valid-games", "300", "--hidden-size", "128",
+         "--steps", "3000", "--lr", "0.0015"],
+        ["dagger-alfworld-agent", "--agent", str(base), "--out", str(agent), "--rounds", "2"]]
+    base.mkdir()
+    (base / "agent.json").write_text("{}")  # a build that finished before DAgger stopped: not built again
+    assert bench.agent_build_commands(agent, 300, recipe) == [
+        ["dagger-alfworld-agent", "--agent", str(base), "--out", str(agent), "--rounds", "2"]]
+    without_dagger = bench.AgentRecipe(width=64, steps=1500, lr=0.001, dagger_rounds=0)
+    assert bench.agent_build_commands(agent, 100, without_dagger) == [
+        ["build-alfworld-agent", "--out", str(agent), "--valid-games", "100", "--hidden-size", "64",
+         "--steps", "1500", "--lr", "0.001"]]
+    agent.mkdir()
+    (agent / "agent.json").write_text("{}")
+    assert bench.agent_build_commands(agent, 300, recipe) == []
