@@ -6,6 +6,8 @@
     .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR2 --runs-dir RUNS2 --algorithms strata --seeds 1 \
         --override actor_rollout_ref.actor.kl_loss_coef=0.1 --override trainer.save_freq=60   # a variant; its last
         # step kept (DIR2/strata-seed1/checkpoints/global_step_60) for `strata dagger-alfworld-agent --checkpoint`
+    M=8 TASKS=2 .venv/bin/python benchmarks/bench_alfworld_learning.py --out DIR3 --runs-dir RUNS3 \
+        --algorithms strata --seeds 0      # another group shape: the recipe's variables (N, M, TASKS) pass through
 
 From nothing, in one invocation:
 
@@ -28,7 +30,7 @@ From nothing, in one invocation:
    `strata.report.paired`), each algorithm against the control and against GRPO, the fixed games once trained on
    against those not yet, per run and with an algorithm's seeds pooled (how much of the fixed-set gain is learning
    those games), admissible-action rates, the step's time split and the memory over each run, and whether the
-   targets of issue #35 are met.
+   targets of issue #35 are met. The step-time table gives each run's shape (tasks x strategies x trajectories).
 
 No setting is chosen by the held-out games.
 """
@@ -63,6 +65,7 @@ from strata.report.paired import (  # noqa: E402
     runs_as_one,
     trained_effect,
 )
+from strata.report.run_files import saved_setting  # noqa: E402
 from strata.report.situations import (  # noqa: E402
     FOLLOWS,
     credit_table,
@@ -358,8 +361,19 @@ def targets(runs: dict[str, list[dict]], versus_control: dict[str, Interval]) ->
     return lines
 
 
+def episodes_shape(run: Path) -> str:
+    """A run's episodes a step as tasks x strategies x trajectories a strategy (GRPO and GiGPO: one strategy), from
+    its saved config: runs of one benchmark may differ in shape (the recipe's TASKS, N and M)."""
+    shape = [saved_setting(run, key) for key in
+             ("data.train_batch_size", "strata.num_stras_per_run", "strata.num_trajs_per_stra")]
+    if not all(isinstance(part, int) for part in shape):
+        return "-"
+    tasks, strategies, trajectories = shape
+    return f"{tasks} x {strategies} x {trajectories} = {tasks * strategies * trajectories}"
+
+
 def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
-    """Mean seconds of each phase over a run's training steps (verl's ``timing_s/*``)."""
+    """A run's episodes a step, and the mean seconds of each phase over its training steps (verl's ``timing_s/*``)."""
     table = []
     for name in names:
         metrics = out / name / "metrics.jsonl"
@@ -371,7 +385,7 @@ def timing_rows(out: Path, names: list[str]) -> list[list[str]]:
         for phase in TIMINGS:
             values = [row[f"timing_s/{phase}"] for row in steps if f"timing_s/{phase}" in row]
             cells.append(f"{sum(values) / len(values):.1f}" if values else "-")
-        table.append([name, str(len(steps)), *cells])
+        table.append([name, str(len(steps)), episodes_shape(out / name), *cells])
     return table
 
 
@@ -382,7 +396,6 @@ def sampling_rows(out: Path, runs_dir: Path, names: list[str], block: int) -> li
     (validation sampling, T = 0.7: success and admissible rate, per-game means, and the refused repeats). How the two
     samplings differ on the same kind of games is what the choice of training temperature reads (issue #35 §2:
     training-side signals only)."""
-    from strata.report.run_files import saved_setting
 
     def percent(rows: list[dict], key: str) -> str:
         values = [row[key] for row in rows if key in row]
@@ -581,8 +594,6 @@ def _trained_row(name: str, outcomes: list[dict], trained: dict[int, set[str]]) 
 def draws_line(out: Path, names: list[str], rl_games: int) -> str:
     """How often a run's training drew each RL game: steps x tasks a step over the pool, the first link of transfer
     (a pool drawn more than once a run lets the policy learn its games rather than the skill)."""
-    from strata.report.run_files import saved_setting
-
     parts = []
     for name in names:
         metrics = out / name / "metrics.jsonl"
@@ -651,8 +662,9 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
                         "training refused repeats %", "flat groups %", "train_fixed success % (last validation)",
                         "train_fixed admissible %", "train_fixed refused repeats %"],
                        sampling_rows(out, runs_dir, names, SAMPLING_BLOCK)), "",
-        "## Step time (mean seconds over a run's steps)", "",
-        markdown_table(["run", "steps", *TIMINGS], timing_rows(out, names)), "",
+        "## Step time (episodes a step: tasks x strategies x trajectories a strategy; mean seconds over a run's "
+        "steps)", "",
+        markdown_table(["run", "steps", "episodes a step", *TIMINGS], timing_rows(out, names)), "",
         "## Memory (PSS of the run's process tree, MiB; largest sample of a step)", "",
         markdown_table(["run", "first step", "last step", "growth", "of it Ray's GCS and raylet",
                         "steady growth (medians)", "grew most (kind of process, medians)", "largest"],

@@ -41,6 +41,7 @@ def _record(runs: Path, out: Path, name: str, rows: list[dict], overrides: tuple
     (runs / name / "memory.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memory))
     (out / name).mkdir(parents=True)
     (out / name / "config.yaml").write_text("data:\n  train_batch_size: 4\n"
+                                            "strata:\n  num_stras_per_run: 2\n  num_trajs_per_stra: 4\n"
                                             "actor_rollout_ref:\n  rollout:\n    temperature: 0.7\n")
     timing = {"timing_s/step": 58.0, "timing_s/gen": 30.0, "timing_s/update_actor": 20.0,
               "strata/success_rate": 0.25, "strata/admissible_action_rate": 0.6,
@@ -135,7 +136,7 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert "| strata | train_fixed | 0 -> 10 | 64 | +28.1 [" in report
     assert "| 25.0 -> 50.0 | +25.0 [+25.0, +25.0] |" in report  # admissible rate, the same on every game
     assert "| strata | train_fixed | 5 | 15.6 |" in report  # the curve has the interim step
-    assert "| strata-seed0 | 10 | 30.0 | - | - | 20.0 | 58.0 | - |" in report
+    assert "| strata-seed0 | 10 | 4 x 2 x 4 = 32 | 30.0 | - | - | 20.0 | 58.0 | - |" in report
     # Training sampling beside the fixed games' last validation in each block of 8 steps (5: 10/64, 10: 20/64).
     # Refused repeats: the training steps 5-8 that log them (10.0), the fixed games' validation at step 5 (40.0).
     assert "| strata-seed0 | 0.7 | 1-8 | 25.0 | 60.0 | 10.0 | 50.0 | 15.6 (step 5) | 50.0 | 40.0 |" in report
