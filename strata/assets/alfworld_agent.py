@@ -74,6 +74,11 @@ PRESET = "alfworld_compact"
 VALIDATION_SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}  # the trainer's val_kwargs (spec §3)
 
 
+MIXTURE_SHARES = {"action": 16, "action_grpo": 10, "strategy": 4, "judge": 2}
+"""Examples of each kind per batch of 32 by default: StraTA's actions (what decides a game), the flat baseline's
+actions, strategies, judgments. `AgentRecipe.action_shares` changes the first two."""
+
+
 @dataclass(frozen=True)
 class AgentRecipe:
     """What `build_alfworld_agent` builds; every field is recorded in ``agent.json``."""
@@ -118,6 +123,23 @@ class AgentRecipe:
     negatives: int | None = None
     seed: int = 0
     workers: int = 2
+    # Action examples a batch of 32 holds with StraTA's prompts and with the flat baselines' strategy-free prompts.
+    # The default practises StraTA's more, and GRPO starts 7.3 held-out points below StraTA from such an agent
+    # (benchmarks/RESULTS_alfworld_learning.md); equal shares (13, 13) give the two algorithms the same start.
+    action_shares: tuple[int, int] = (MIXTURE_SHARES["action"], MIXTURE_SHARES["action_grpo"])
+
+    def __post_init__(self) -> None:
+        room = 32 - MIXTURE_SHARES["strategy"] - MIXTURE_SHARES["judge"]
+        if len(self.action_shares) != 2 or min(self.action_shares) < 1 or sum(self.action_shares) > room:
+            raise ValueError(f"action_shares {tuple(self.action_shares)}: two shares of at least 1 whose sum is at "
+                             f"most {room} (a batch of 32 also holds strategies and judgments)")
+        for name in ("task_types", "action_shares"):  # agent.json's lists, read back
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def mixture_shares(self) -> dict[str, int]:
+        """Examples of each kind per batch of 32 (`training_mixture`)."""
+        strata_actions, flat_actions = self.action_shares
+        return {**MIXTURE_SHARES, "action": strata_actions, "action_grpo": flat_actions}
 
     def strata_config(self, algorithm: str = "strata") -> StrataConfig:
         """The ``strata`` settings the agent is trained for (and the benchmark runs with); ``grpo`` or ``gigpo``: a
@@ -272,20 +294,16 @@ def game_sets(recipe: AgentRecipe) -> list[tuple[str, str, int, int]]:
     return sets
 
 
-MIXTURE_SHARES = {"action": 16, "action_grpo": 10, "strategy": 4, "judge": 2}
-"""Examples of each kind per batch of 32: StraTA's actions (what decides a game), the flat baseline's actions,
-strategies, judgments."""
-
-
-def training_mixture(examples: dict[str, list[Example]], batch_size: int,
+def training_mixture(examples: dict[str, list[Example]], recipe: AgentRecipe,
                      relabelled: dict[str, list[Example]] | None = None) -> list[tuple[list[Example], int]]:
-    """`strata.assets.warm_start.fit_responses`'s mixture: `MIXTURE_SHARES` of ``batch_size``. With ``relabelled``
-    examples of a kind (DAgger's labels of the agent's own states, `strata.assets.dagger`), half of that kind's
-    share is drawn from them: the expert's states keep what the agent already does right."""
+    """`strata.assets.warm_start.fit_responses`'s mixture: the recipe's shares (`AgentRecipe.mixture_shares`) of
+    its batch. With ``relabelled`` examples of a kind (DAgger's labels of the agent's own states,
+    `strata.assets.dagger`), half of that kind's share is drawn from them: the expert's states keep what the agent
+    already does right."""
     mixture = []
-    for kind, share in MIXTURE_SHARES.items():
+    for kind, share in recipe.mixture_shares().items():
         extra = (relabelled or {}).get(kind)
-        count = batch_size * share // 32
+        count = recipe.batch_size * share // 32
         mixture += [(examples[kind], count - count // 2), (extra, count // 2)] if extra else [(examples[kind], count)]
     return mixture
 
@@ -386,7 +404,7 @@ def build_alfworld_agent(root: str | Path, recipe: AgentRecipe = AgentRecipe()) 
                                 hidden_size=recipe.hidden_size, intermediate_size=2 * recipe.hidden_size,
                                 num_hidden_layers=recipe.num_layers)
         examples = tokenize_dialogues(ChatTokens(AutoTokenizer.from_pretrained(tiny)), dialogues)
-        fit_responses(tiny, root / "model", training_mixture(examples, recipe.batch_size), recipe.steps, recipe.lr,
+        fit_responses(tiny, root / "model", training_mixture(examples, recipe), recipe.steps, recipe.lr,
                       recipe.seed, recipe.negatives)
         lap("warm_start")
         summaries = evaluate_agent(root / "model", recipe, splits["valid_seen"],

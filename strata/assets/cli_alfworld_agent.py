@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the model's width (2 attention heads; vLLM's CPU kernels need heads of >= 32)")
     parser.add_argument("--num-layers", type=positive_int, default=DEFAULTS.num_layers, help="the model's depth")
     parser.add_argument("--steps", type=positive_int, default=DEFAULTS.steps, help="warm-start optimizer steps")
+    parser.add_argument("--action-shares", type=positive_int, nargs=2, metavar=("STRATA", "FLAT"),
+                        default=list(DEFAULTS.action_shares),
+                        help="action examples a warm-start batch of 32 holds with StraTA's prompts and with the flat "
+                             "baselines' (GRPO, GiGPO); equal shares give both the same start")
     parser.add_argument("--lr", type=positive_float, default=DEFAULTS.lr, help="warm-start learning rate")
     parser.add_argument("--game-seed", type=int, default=DEFAULTS.game_seed,
                         help="seed of the warm-start and held-out games (the RL games: seed + 1)")
@@ -50,12 +54,15 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("strata.envs.alfworld.gen.generate").setLevel(logging.WARNING)
     without_progress_bars()
-    recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
-                         rl_eval_games=args.rl_eval_games,
-                         orders_per_game=args.orders_per_game, search_order=args.search_order,
-                         misplaced_take_rate=args.misplaced_take_rate, history_window=args.history_window,
-                         hidden_size=args.hidden_size, num_layers=args.num_layers, steps=args.steps, lr=args.lr,
-                         game_seed=args.game_seed, seed=args.seed)
+    try:
+        recipe = AgentRecipe(train_games=args.train_games, valid_games=args.valid_games, rl_games=args.rl_games,
+                             rl_eval_games=args.rl_eval_games,
+                             orders_per_game=args.orders_per_game, search_order=args.search_order,
+                             misplaced_take_rate=args.misplaced_take_rate, history_window=args.history_window,
+                             hidden_size=args.hidden_size, num_layers=args.num_layers, steps=args.steps, lr=args.lr,
+                             game_seed=args.game_seed, seed=args.seed, action_shares=tuple(args.action_shares))
+    except ValueError as error:
+        raise SystemExit(f"error: --action-shares: {error}") from None
     root = build_alfworld_agent(args.out, recipe)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     print(f"agent written to {root / 'model'}: held-out success {manifest['held_out_success']:.0%} on "

@@ -78,7 +78,10 @@ def read_agent(base: Path) -> tuple[dict[str, Any], AgentRecipe]:
     known = {f.name for f in dataclasses.fields(AgentRecipe)}
     if not isinstance(fields, dict) or not set(fields) <= known:
         raise AgentFolderError(f"{path} records no recipe strata build-alfworld-agent writes; rebuild the agent")
-    return manifest, AgentRecipe(**{**fields, "task_types": tuple(fields.get("task_types", AgentRecipe.task_types))})
+    try:
+        return manifest, AgentRecipe(**fields)
+    except (TypeError, ValueError) as error:
+        raise AgentFolderError(f"{path} records a recipe strata build-alfworld-agent cannot build: {error}") from None
 
 
 def linked_task_lists(base: Path, out: Path) -> dict[str, list[Task]]:
@@ -173,7 +176,7 @@ def run_rounds(base: Path, start: Path, out: Path, recipe: AgentRecipe, rounds: 
                 relabelled[kind] += labelled_examples(chat, labels.labels)
                 counts[kind] = labels.summary()
                 logger.info("round %d, %s: %s", number, kind, counts[kind])
-            model = fit_responses(model, out / "model", training_mixture(examples, recipe.batch_size, relabelled),
+            model = fit_responses(model, out / "model", training_mixture(examples, recipe, relabelled),
                                   steps, recipe.lr, recipe.seed + number, recipe.negatives)
             rounds_done.append(counts)
         after = evaluate_agent(out / "model", recipe, splits["valid_seen"], train_fixed, pool)

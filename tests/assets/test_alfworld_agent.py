@@ -4,6 +4,8 @@ whose sampled softmax is the full one when it samples every token."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import re
 
 import pytest
@@ -135,9 +137,22 @@ def test_sampled_softmax_over_every_token_is_the_full_cross_entropy(traced, tiny
 
 def test_dagger_labels_take_half_of_their_kinds_share_of_a_batch():
     examples = {kind: [Example([1], [number])] for number, kind in enumerate(MIXTURE_SHARES)}
-    assert [count for _, count in training_mixture(examples, 32)] == [16, 10, 4, 2]
+    recipe = AgentRecipe()
+    assert [count for _, count in training_mixture(examples, recipe)] == [16, 10, 4, 2]
     labels = [Example([2], [9])]
-    mixture = training_mixture(examples, 32, {"action": labels, "action_grpo": []})
+    mixture = training_mixture(examples, recipe, {"action": labels, "action_grpo": []})
     assert mixture == [(examples["action"], 8), (labels, 8), (examples["action_grpo"], 10),
                        (examples["strategy"], 4), (examples["judge"], 2)]
-    assert [count for _, count in training_mixture(examples, 16, {"action": labels})] == [4, 4, 5, 2, 1]
+    half = AgentRecipe(batch_size=16)
+    assert [count for _, count in training_mixture(examples, half, {"action": labels})] == [4, 4, 5, 2, 1]
+
+
+def test_the_recipe_sets_the_two_prompt_kinds_shares_of_the_action_examples():
+    examples = {kind: [Example([1], [number])] for number, kind in enumerate(MIXTURE_SHARES)}
+    equal = AgentRecipe(action_shares=(13, 13))
+    assert [count for _, count in training_mixture(examples, equal)] == [13, 13, 4, 2]
+    # agent.json stores the shares as a JSON list; read back, the recipe is the one that was built.
+    assert AgentRecipe(**json.loads(json.dumps(dataclasses.asdict(equal)))) == equal
+    for bad in ((0, 13), (20, 10), (13,)):
+        with pytest.raises(ValueError, match="action_shares"):
+            AgentRecipe(action_shares=bad)

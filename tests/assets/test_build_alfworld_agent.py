@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pandas as pd
 import pytest
 
+from strata.assets.alfworld_agent import AgentRecipe
 from strata.cli import main
 from tests.checkpoint.conftest import run_fsdp_writer
+
+
+def test_action_shares_that_leave_no_room_are_refused_before_anything_is_built(tmp_path):
+    out = tmp_path / "agent"
+    with pytest.raises(SystemExit, match="at most 26"):
+        main(["build-alfworld-agent", "--out", str(out), "--action-shares", "20", "10"])
+    assert not out.exists()
+
+
+def test_dagger_refuses_an_agent_whose_recorded_recipe_cannot_be_built(tmp_path, capsys):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    recipe = {**dataclasses.asdict(AgentRecipe()), "action_shares": [30, 30]}
+    (agent / "agent.json").write_text(json.dumps({"recipe": recipe}))
+    assert main(["dagger-alfworld-agent", "--agent", str(agent), "--out", str(tmp_path / "out")]) != 0
+    assert "cannot build" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow
@@ -16,7 +34,7 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
     out = tmp_path / "agent"
     assert main(["build-alfworld-agent", "--out", str(out), "--train-games", "3", "--valid-games", "2",
                  "--rl-games", "2", "--rl-eval-games", "1", "--orders-per-game", "1", "--steps", "3",
-                 "--misplaced-take-rate", "0.5",
+                 "--misplaced-take-rate", "0.5", "--action-shares", "12", "14",
                  "--history-window", "3", "--hidden-size", "128", "--num-layers", "2", "--lr", "0.001"]) == 0
     manifest = json.loads((out / "agent.json").read_text())
     assert manifest["recipe"]["train_games"] == 3 and manifest["splits"]["valid_seen"]["games"] == 2
@@ -31,6 +49,7 @@ def test_the_command_builds_a_complete_agent_folder(tmp_path, capsys):
         assert 0.0 <= manifest[f"{name}_refused_repeat_rate"] < manifest[f"{name}_well_formed_actions"] + 1e-9
     assert 0 < sum(total for _, total in manifest["train_fixed_situations"].values()) <= 15  # one 15-step game
     assert manifest["recipe"]["misplaced_take_rate"] == 0.5 and manifest["expert"]["misplaced_takes"] >= 1
+    assert manifest["recipe"]["action_shares"] == [12, 14]
     situations = manifest["held_out_situations"]  # "<verb>, object (not) in view" -> [admitted, steps]
     assert situations and all(0 <= admitted <= steps for admitted, steps in situations.values())
     assert all(key.split(", object ")[1] in ("in view", "not in view") for key in situations)
