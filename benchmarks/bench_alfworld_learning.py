@@ -14,7 +14,7 @@ From nothing, in one invocation:
 1. builds the agent once unless it is there (`agent_build_commands`): `strata build-alfworld-agent --valid-games H`
    with the reported agent's width, warm-start steps and learning rate (``DIR/agent-base``, ~37 min on 2 cores),
    then `strata dagger-alfworld-agent --rounds R` from it (``DIR/agent``, ~33 min); ``--dagger-rounds 0`` makes the
-   base the agent;
+   base the agent, ``--agent-action-shares 13 13`` practises StraTA's and the flat baselines' prompts equally;
 2. writes two fixed game sets: ``held_out`` (the first H ``valid_seen`` games, never trained on) and
    ``train_fixed`` (the first F of the ``rl_train`` games RL trains on);
 3. runs ``recipes/train-strata-alfworld-agent-cpu.sh`` per algorithm and seed (``DIR/<algorithm>-seed<S>``).
@@ -97,6 +97,9 @@ class AgentRecipe(NamedTuple):
     steps: int = 3000
     lr: float = 0.0015
     dagger_rounds: int = 2
+    # Action examples a warm-start batch holds under StraTA's and the flat baselines' prompts; None: the build's
+    # default (16, 10). (13, 13) gives StraTA and GRPO the same practice, and so a comparable start.
+    action_shares: tuple[int, int] | None = None
 
 
 def run_name(algorithm: str, seed: int) -> str:
@@ -112,7 +115,8 @@ def agent_build_commands(agent: Path, held_out_games: int, recipe: AgentRecipe) 
     commands = []
     if not (base / "agent.json").is_file():
         commands.append(["build-alfworld-agent", "--out", str(base), "--valid-games", str(held_out_games),
-                         "--hidden-size", str(recipe.width), "--steps", str(recipe.steps), "--lr", str(recipe.lr)])
+                         "--hidden-size", str(recipe.width), "--steps", str(recipe.steps), "--lr", str(recipe.lr),
+                         *(["--action-shares", *map(str, recipe.action_shares)] if recipe.action_shares else [])])
     if recipe.dagger_rounds:
         commands.append(["dagger-alfworld-agent", "--agent", str(base), "--out", str(agent),
                          "--rounds", str(recipe.dagger_rounds)])
@@ -688,6 +692,9 @@ def main() -> int:
     parser.add_argument("--agent-lr", type=float, default=defaults.lr, help="the built agent's warm-start rate")
     parser.add_argument("--dagger-rounds", type=int, default=defaults.dagger_rounds,
                         help="DAgger rounds after the build (0: the base is the agent)")
+    parser.add_argument("--agent-action-shares", type=int, nargs=2, metavar=("STRATA", "FLAT"),
+                        help="the built agent's action examples a warm-start batch of 32 holds under StraTA's and "
+                             "the flat baselines' prompts (default: the build's, 16 and 10)")
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "runs" / "alfworld",
                         help="where each run's outcomes.jsonl, memory.jsonl and wall_time.json go")
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
@@ -711,7 +718,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         build_agent(agent, args.held_out_games,
-                    AgentRecipe(args.agent_width, args.agent_steps, args.agent_lr, args.dagger_rounds))
+                    AgentRecipe(args.agent_width, args.agent_steps, args.agent_lr, args.dagger_rounds,
+                                tuple(args.agent_action_shares) if args.agent_action_shares else None))
         sets = write_game_sets(agent, out / "sets", args.held_out_games, args.train_fixed_games)
         for seed in args.seeds:
             for algorithm in args.algorithms:

@@ -237,6 +237,8 @@ def test_from_nothing_the_agent_of_the_reported_runs_is_built_then_dagger_traine
     assert bench.agent_build_commands(agent, 100, without_dagger) == [
         ["build-alfworld-agent", "--out", str(agent), "--valid-games", "100", "--hidden-size", "64",
          "--steps", "1500", "--lr", "0.001"]]
+    equal = bench.AgentRecipe(action_shares=(13, 13), dagger_rounds=0)
+    assert bench.agent_build_commands(agent, 300, equal)[0][-3:] == ["--action-shares", "13", "13"]
     agent.mkdir()
     (agent / "agent.json").write_text("{}")
     assert bench.agent_build_commands(agent, 300, recipe) == []
