@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from strata.report.recipe_config import RecipeError, resolve_recipe
+from strata.trainer.run_processes import marked_processes
 from tests.recipes import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,17 +55,13 @@ still running after the recipe returned is found by it (`processes_marked`)."""
 
 def processes_marked(mark: str) -> list[str]:
     """``PID command`` of the running processes whose environment has ``MARK_VARIABLE=mark``."""
-    needle = f"{MARK_VARIABLE}={mark}".encode()
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in sorted(marked_processes(f"{MARK_VARIABLE}={mark}")):
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                found.append(f"{entry.name} {command[:80]}")
-        except OSError:  # gone meanwhile, or another user's
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
             continue
+        found.append(f"{pid} {command[:80]}")
     return found
 
 
