@@ -241,6 +241,10 @@ class StrataConfig:
             admit (ι_t = −p, entering where the judge's j_t does). Not in the paper (default: 0, no term); an
             extension kept for experiments: on the CPU ALFWorld benchmark a uniform 0.5 taught the agent to
             stop taking objects rather than when to take them (docs/algorithm.md, "Beyond the paper").
+        train_strategies: whether the kept strategies become training rows (spec §2: they do). False is an
+            ablation beyond the paper: strategies are still sampled, selected, scored and shown to every action,
+            but only the action tokens are updated, which isolates what training the strategy tokens adds.
+            Default: true.
         length_penalty: see :class:`LengthPenaltyConfig`.
         gigpo: see :class:`GigpoConfig` (read only with ``algorithm=gigpo``).
         judge: see :class:`JudgeConfig`.
@@ -260,6 +264,7 @@ class StrataConfig:
     seeded_sampling: bool = True
     zero_variance_filter: bool = False
     inadmissible_penalty: float = 0.0
+    train_strategies: bool = True
     length_penalty: LengthPenaltyConfig = field(default_factory=LengthPenaltyConfig)
     gigpo: GigpoConfig = field(default_factory=GigpoConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
@@ -308,7 +313,7 @@ class StrataConfig:
             f"must be one of {', '.join(TRAJECTORY_ROWS)}",
             self.trajectory_rows,
         )
-        for key in ("seeded_sampling", "zero_variance_filter"):
+        for key in ("seeded_sampling", "zero_variance_filter", "train_strategies"):
             _require(isinstance(getattr(self, key), bool), key, "must be true or false", getattr(self, key))
         _require(self.algorithm in ALGORITHMS, "algorithm", f"must be one of {', '.join(ALGORITHMS)}", self.algorithm)
         if self.algorithm in FLAT_ALGORITHMS:

@@ -133,7 +133,8 @@ class StrataAgentLoop(AgentLoopBase):
         if validate:
             return self._evaluation_outputs(task, rollout)
         constant = ZeroVariance.of(rollout, self.strata.delta_coef, permutation, advantages.step_credit)
-        rows = training_rows(rollout, advantages, constant, per_step=self.per_step)
+        rows = training_rows(rollout, advantages, constant, per_step=self.per_step,
+                             train_strategies=self.strata.train_strategies)
         if not rows:
             raise RuntimeError(f"every trajectory of {task.game_file} failed in the environment: nothing to train")
         stats = rollout_stats(rollout, task.subtask) | constant.counts() | credit_counts(advantages)

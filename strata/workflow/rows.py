@@ -213,13 +213,15 @@ def rows_of_trajectory(trajectory: Trajectory, step_advantages: list[float] | No
 
 
 def training_rows(rollout: TaskRollout, advantages: GroupAdvantages, constant: ZeroVariance, *,
-                  per_step: bool = False) -> list[Row]:
-    """Strategy rows first (none without a strategy), then each strategy's trajectories (one row each, or one
-    per step); ``advantages`` is `group_advantages` of ``rollout`` and ``constant`` its groups without reward
-    variance (`ZeroVariance.of` with the same δ), which the rows carry for the optional filter."""
+                  per_step: bool = False, train_strategies: bool = True) -> list[Row]:
+    """Strategy rows first (none without a strategy, or with ``train_strategies`` False, the
+    ``strata.train_strategies`` ablation), then each strategy's trajectories (one row each, or one per step);
+    ``advantages`` is `group_advantages` of ``rollout`` and ``constant`` its groups without reward variance
+    (`ZeroVariance.of` with the same δ), which the rows carry for the optional filter."""
     strategies = scored_strategies(rollout)
     rows = [strategy_row(s.candidate.generation, a, score, constant.strategy_group) for s, a, score in
-            zip(strategies, advantages.strategy, advantages.strategy_scores, strict=True) if s.candidate is not None]
+            zip(strategies, advantages.strategy, advantages.strategy_scores, strict=True)
+            if s.candidate is not None and train_strategies]
     for strategy, per_trajectory, flat in zip(strategies, advantages.actions, constant.trajectory_groups, strict=True):
         for trajectory, step_advantages in zip(trained_trajectories(strategy), per_trajectory, strict=True):
             rows += rows_of_trajectory(trajectory, step_advantages, per_step, flat)

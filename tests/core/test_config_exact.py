@@ -42,6 +42,7 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
         ({"trajectory_rows": "turns"}, "strata.trajectory_rows must be one of multi_turn, per_step, got 'turns'"),
         ({"seeded_sampling": 1}, "strata.seeded_sampling must be true or false, got 1"),
         ({"zero_variance_filter": "yes"}, "strata.zero_variance_filter must be true or false, got 'yes'"),
+        ({"train_strategies": 0}, "strata.train_strategies must be true or false, got 0"),
         ({"algorithm": "ppo"}, "strata.algorithm must be one of strata, grpo, gigpo, got 'ppo'"),
         ({"length_penalty": {"threshold": -0.001}},
          "strata.length_penalty.threshold must be a number in [0, 1] (paper: 0.5), got -0.001"),
@@ -74,7 +75,7 @@ GRPO = {"algorithm": "grpo", "num_stras_per_run": 1, "num_cands_per_stra": 1, "j
          "unknown key(s) strata.deltacoef, strata.lenght_penalty; valid keys under strata: algorithm, "
          "num_stras_per_run, num_trajs_per_stra, num_cands_per_stra, delta_coef, format_penalty, penalty_mode, "
          "max_tokens_per_response, trajectory_rows, seeded_sampling, zero_variance_filter, inadmissible_penalty, "
-         "length_penalty, gigpo, judge, diversity, prompts"),
+         "train_strategies, length_penalty, gigpo, judge, diversity, prompts"),
     ],
 )
 def test_each_rejection_says_exactly_what_to_fix(data: dict[str, Any], message: str) -> None:

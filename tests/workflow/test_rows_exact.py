@@ -147,6 +147,21 @@ def test_training_rows_field_by_field() -> None:
     assert a_won[0] != a_won[1] != 0.0 and a_lost[0] != 0.0  # so the advantages above are told apart
 
 
+@pytest.mark.parametrize("per_step", [False, True])
+def test_without_strategy_training_only_the_strategy_rows_go(per_step: bool) -> None:
+    """`strata.train_strategies=false`: the same rows bit for bit, less the strategies' (the actions still see
+    the strategy, and their advantages still come from its group)."""
+    rollout = make_rollout()
+    adv = group_advantages(rollout, CONFIG)
+    constant = ZeroVariance.of(rollout, CONFIG.delta_coef)
+    every = training_rows(rollout, adv, constant, per_step=per_step)
+    actions_only = training_rows(rollout, adv, constant, per_step=per_step, train_strategies=False)
+    assert [row.role for row in every[:2]] == ["strategy", "strategy"]
+    assert repr(actions_only) == repr(every[2:])
+    assert StrataConfig.from_dict({"train_strategies": False}).train_strategies is False
+    assert StrataConfig().train_strategies is True  # the paper trains them
+
+
 def test_step_rows_and_validation_rows() -> None:
     rollout = make_rollout()
     won = rollout.strategies[0].trajectories[0]
