@@ -46,6 +46,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -82,6 +83,9 @@ RECIPE_ALGORITHM = {"strata": "strata", "grpo": "grpo", "gigpo": "gigpo", "gigpo
 # gigpo_state: GiGPO whose anchors keep the room after "Nothing happens." (strata.gigpo.anchor, not verl-agent's).
 EXTRA_OVERRIDES = {"control": ["+strata_test.permute_rewards=true"],
                    "gigpo_state": ["strata.gigpo.anchor=last_admitted"]}
+# The recipe's variables a caller may set in the environment (``M=8 TASKS=2 bench...``): they change the run, so
+# each run's record keeps those that were set.
+RECIPE_VARIABLES = ("N", "M", "SIGMA", "TASKS", "LR", "TRAIN", "PLATFORM")
 SITUATION_VERBS = ("take", "go", "open", "put")
 TIMINGS = ("gen", "old_log_prob", "ref", "update_actor", "step", "testing")
 SAMPLING_BLOCK = 8  # training steps a row of the sampling table averages
@@ -221,10 +225,15 @@ def chosen_overrides(train_temperature: float | None, overrides: list[str]) -> l
     return [*temperature, *overrides]
 
 
+def recipe_variables(environ: Mapping[str, str]) -> list[str]:
+    """The recipe's variables set in ``environ``, as ``NAME=value``: what a run was given beside its overrides."""
+    return [f"{name}={environ[name]}" for name in RECIPE_VARIABLES if name in environ]
+
+
 def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorithm: str, seed: int, steps: int,
           test_freq: int, memory_every: float, chosen: list[str]) -> float:
     """One run of the recipe; its wall time in seconds. Writes the run's outcome and memory files, and with its wall
-    time the ``chosen`` overrides (`chosen_overrides`) it ran with."""
+    time the ``chosen`` overrides (`chosen_overrides`) and the recipe variables (`recipe_variables`) it ran with."""
     target, record = out / run_name(algorithm, seed), runs_dir / run_name(algorithm, seed)
     target.mkdir(parents=True, exist_ok=True)
     record.mkdir(parents=True, exist_ok=True)
@@ -245,6 +254,7 @@ def train(out: Path, runs_dir: Path, agent: Path, sets: dict[str, Path], algorit
     if code:
         raise SystemExit(f"{run_name(algorithm, seed)} failed (exit {code}); see {target / 'bench.log'}")
     (record / "wall_time.json").write_text(json.dumps({"seconds": round(seconds, 1), "steps": steps,
+                                                       "recipe_variables": recipe_variables(os.environ),
                                                        "overrides": chosen}) + "\n", encoding="utf-8")
     write_outcomes(validation_outcomes(target, seed, SPLITS, root=agent), record / "outcomes.jsonl")
     return seconds
@@ -674,7 +684,8 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
                         "steady growth (medians)", "grew most (kind of process, medians)", "largest"],
                        memory_rows(runs_dir, names)), "",
         "Wall time per run: " + ", ".join(f"{k} {v['seconds'] / 60:.1f} min ({v['steps']} steps"
-                                          + "".join(f"; {o}" for o in v.get("overrides", [])) + ")"
+                                          + "".join(f"; {o}" for o in [*v.get("recipe_variables", []),
+                                                                        *v.get("overrides", [])]) + ")"
                                           for k, v in walls.items()), "",
     ])
     report = out / "RESULTS.md"

@@ -30,10 +30,12 @@ def _outcomes(seed: int, wins: dict[tuple[int, str], int], games: dict[str, int]
             for (step, split), won in wins.items() for g in range(games[split])]
 
 
-def _record(runs: Path, out: Path, name: str, rows: list[dict], overrides: tuple[str, ...] = ()) -> None:
+def _record(runs: Path, out: Path, name: str, rows: list[dict], overrides: tuple[str, ...] = (),
+            variables: tuple[str, ...] = ()) -> None:
     (runs / name).mkdir(parents=True)
     (runs / name / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    wall = {"seconds": 3600.0, "steps": 10, **({"overrides": list(overrides)} if overrides else {})}
+    wall = {"seconds": 3600.0, "steps": 10, **({"overrides": list(overrides)} if overrides else {}),
+            **({"recipe_variables": list(variables)} if variables else {})}
     (runs / name / "wall_time.json").write_text(json.dumps(wall))
     memory = [{"seconds": 20 * i, "step": i, "pss_mib": 9000.0 + i, "rss_mib": 20000.0,
                "pss_by_kind": {"ray-system": 100.0 + i / 2, "python": 400.0 + i, "trainer": 300.0}} for i in range(11)]
@@ -110,7 +112,8 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
         _record(runs, out, f"control-seed{seed}", _outcomes(seed, {
             (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 1,
             (10, "held_out"): 27, (10, "train_fixed"): 2}, games),
-            overrides=("actor_rollout_ref.actor.kl_loss_coef=0.1",) if seed else ())
+            overrides=("actor_rollout_ref.actor.kl_loss_coef=0.1",) if seed else (),
+            variables=("SIGMA=1",) if seed else ())
     _dump_take_steps(out / "strata-seed0")
     # strata-seed0 trained on fixed games 0-9 by step 5 and on 0-31 by step 10 (the others are not RL games here).
     drawn = {1: range(0, 10), 6: range(10, 32)}
@@ -147,7 +150,7 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert ("| strata-seed0 | 9001 (step 1) | 9008 (step 8) | +7 | +4 | +2 (steps 2-6 -> 4-8) "
             "| python +2, ray-system +1 | 9010 |") in report
     # The wall times, with the settings a run was given beyond the recipe's (older records have none).
-    assert "control-seed0 60.0 min (10 steps), control-seed1 60.0 min (10 steps; " \
+    assert "control-seed0 60.0 min (10 steps), control-seed1 60.0 min (10 steps; SIGMA=1; " \
            "actor_rollout_ref.actor.kl_loss_coef=0.1)" in report
     assert (out / "curve.png").read_bytes().startswith(PNG_SIGNATURE)
 
@@ -219,6 +222,16 @@ def test_each_method_is_compared_with_grpo_on_the_same_games(tmp_path: Path) -> 
     assert "| grpo |" not in versus_grpo and "| control |" not in versus_grpo  # neither itself nor the drift
     versus_control = report.split("## Against the control")[1].split("##")[0]
     assert "| grpo | held_out | 0 -> 10 | 300 | +6.0 [" in versus_control  # +5 against the control's -1
+
+
+def test_a_run_records_the_recipe_variables_it_was_given() -> None:
+    """`M=8 TASKS=2 bench ...` changes every run; the record keeps what was set, and each name is one the recipe
+    reads with a default."""
+    bench = _bench()
+    assert bench.recipe_variables({"SIGMA": "1", "HOME": "/root", "M": "8"}) == ["M=8", "SIGMA=1"]
+    assert bench.recipe_variables({"PATH": "/bin"}) == []
+    recipe = bench.RECIPE.read_text()
+    assert all(f"{name}=${{{name}:-" in recipe for name in bench.RECIPE_VARIABLES)
 
 
 def test_from_nothing_the_agent_of_the_reported_runs_is_built_then_dagger_trained(tmp_path: Path) -> None:
