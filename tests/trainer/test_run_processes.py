@@ -28,10 +28,18 @@ def orphan(lives_s: float, marked: bool = True) -> int:
         env[RUN_MARK] = MARK_VALUE
     launcher = subprocess.run([sys.executable, "-c", (
         "import subprocess, sys\n"
-        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep({lives_s})'], "
-        "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {running(lives_s)!r}], "
+        "start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+        "child.stdout.readline()\n"
         "print(child.pid)\n")], env=env, capture_output=True, text=True, check=True)
     return int(launcher.stdout)
+
+
+def running(lives_s: float) -> str:
+    """A child's program that says so once it runs: ``Popen`` returns when the kernel has begun the new
+    program, a moment before its ``/proc/<pid>/environ`` can be read (a fresh-clone CI run once caught one
+    in that moment), so the tests wait for the line before they look."""
+    return f"import time; print('running', flush=True); time.sleep({lives_s})"
 
 
 def alive(pid: int) -> bool:
@@ -61,9 +69,10 @@ def test_an_orphan_that_ends_by_itself_is_waited_for_not_killed(started):
 def test_orphans_of_the_run_still_running_after_the_grace_are_killed_and_nothing_else(started):
     started.append(stuck := orphan(lives_s=120.0))
     started.append(another_jobs := orphan(lives_s=120.0, marked=False))
-    own_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+    own_child = subprocess.Popen([sys.executable, "-c", running(120.0)], stdout=subprocess.PIPE,
                                  env=dict(os.environ, **{RUN_MARK: MARK_VALUE}))
     started.append(own_child.pid)
+    own_child.stdout.readline()
     try:
         assert {stuck, own_child.pid} <= marked_processes(MARK)
         assert orphans(MARK) == {stuck}  # this process's own child is its own to end
@@ -74,3 +83,4 @@ def test_orphans_of_the_run_still_running_after_the_grace_are_killed_and_nothing
     finally:
         own_child.kill()
         own_child.wait()
+        own_child.stdout.close()
