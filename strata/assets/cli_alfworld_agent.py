@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                              hidden_size=args.hidden_size, num_layers=args.num_layers, steps=args.steps, lr=args.lr,
                              game_seed=args.game_seed, seed=args.seed, action_shares=tuple(args.action_shares))
     except ValueError as error:
-        raise SystemExit(f"error: --action-shares: {error}") from None
+        raise SystemExit(f"error: {error}".replace("action_shares", "--action-shares", 1)) from None
     root = build_alfworld_agent(args.out, recipe)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     print(f"agent written to {root / 'model'}: held-out success {manifest['held_out_success']:.0%} on "

@@ -15,8 +15,10 @@ from tests.checkpoint.conftest import run_fsdp_writer
 
 def test_action_shares_that_leave_no_room_are_refused_before_anything_is_built(tmp_path):
     out = tmp_path / "agent"
-    with pytest.raises(SystemExit, match="at most 26"):
+    with pytest.raises(SystemExit) as refused:
         main(["build-alfworld-agent", "--out", str(out), "--action-shares", "20", "10"])
+    assert str(refused.value).startswith("error: --action-shares (20, 10): two shares")
+    assert "at most 26" in str(refused.value) and str(refused.value).count("shares") == 2
     assert not out.exists()
 
 
