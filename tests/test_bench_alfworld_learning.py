@@ -105,10 +105,10 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     out, runs, agent = _folders(tmp_path, {"held_out_success": 0.28, "splits": {"valid_seen": {"games": 300},
                                                                               "rl_train": {"games": 200}}})
     games = {"held_out": 300, "train_fixed": 64}
-    for seed in (0, 1):
+    for seed in (0, 1):  # held-out: seed 0 wins 60 more games at step 10, seed 1 none; averaged, 30 -> 60
         _record(runs, out, f"strata-seed{seed}", _outcomes(seed, {
             (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 10,
-            (10, "held_out"): 60, (10, "train_fixed"): 20}, games))
+            (10, "held_out"): 90 - 60 * seed, (10, "train_fixed"): 20}, games))
         _record(runs, out, f"control-seed{seed}", _outcomes(seed, {
             (0, "held_out"): 30, (0, "train_fixed"): 0, (5, "train_fixed"): 1,
             (10, "held_out"): 27, (10, "train_fixed"): 2}, games),
@@ -133,7 +133,13 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     assert "| strata-seed0 | 0 | 0.0 | 50.0 |" in report and "| strata-seed0 | 10 | 0.0 | 0.0 |" in report
     # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.
     assert "StraTA's gain minus the control's: +28.1 [" in report and "interval excluding 0): **met**" in report
-    assert "StraTA's paired difference (step 0 -> 10): +10.0 [" in report  # 30 -> 60 of 300
+    # 30 -> 60 of 300 averaged over the seeds, which add +20 and +0 points: the interval over runs reaches 0.
+    assert "StraTA's paired difference (step 0 -> 10): +10.0 [+7.8, +12.3] points over games; +10.0 [+0.0, +2" \
+           in report and "over its 2 runs and games (target >= +5, the interval over runs excluding 0): **not met**" \
+           in report
+    assert "| +10.0 [+7.8, +12.3] | +10.0 [+0.0, +2" in report
+    # On the fixed games the seeds agree: the interval over runs is the games' one.
+    assert "| 0.0 -> 31.2 | +31.2 [+20.3, +42.2] | +31.2 [+20.3, +42.2] (2 runs) |" in report
     assert "| strata | held_out | 300 | 0 -> 10 | 10.0 -> 20.0 | +10.0 [" in report
     assert "| control | train_fixed | 0 -> 10 | 64 |" not in report  # the control is not compared with itself
     assert "| strata | train_fixed | 0 -> 10 | 64 | +28.1 [" in report

@@ -15,6 +15,7 @@ from strata.report.paired import (
     difference_in_differences,
     game_differences,
     paired_difference,
+    paired_difference_over_runs,
     per_game,
 )
 from strata.workflow.dump import DumpSettings, DumpWriter, task_record
@@ -79,6 +80,32 @@ def test_games_are_averaged_over_seeds_before_they_are_paired() -> None:
     assert difference.mean == pytest.approx(2.0 / 4) and difference.games == 4
     assert -0.5 <= difference.low <= difference.mean <= difference.high <= 1.0
     assert game_differences(RUNS, 0, 10, "train_fixed") == {}  # no game of that split at step 10
+
+
+def test_the_interval_over_runs_holds_the_spread_between_seeds() -> None:
+    games = [f"g{i}" for i in range(300)]
+    lost = dict.fromkeys(games, False)
+    # Seed 0 wins 60 more of the 300 games at step 10 (+20 points); seed 1 changes nothing.
+    gains = _rows(0, 0, lost) + _rows(0, 10, {game: i < 60 for i, game in enumerate(games)})
+    flat = _rows(1, 0, lost) + _rows(1, 10, lost)
+    pooled = paired_difference(gains + flat, 0, 10, "held_out")  # games only: 60 games at +0.5, SE ~0.012
+    over_runs = paired_difference_over_runs([gains, flat], 0, 10, "held_out")
+    assert over_runs.mean == pooled.mean == pytest.approx(0.1) and over_runs.games == 300
+    assert pooled.low > 0.07 and pooled.high < 0.13
+    # A quarter of the resamples draw seed 1 twice (exactly 0), a quarter seed 0 twice (0.2 +- 0.023 each).
+    assert over_runs.low == 0.0 and over_runs.high > 0.2
+    # Seeds that agree: the games' noise is shared, not halved as if each seed had played other games.
+    alone = paired_difference(gains, 0, 10, "held_out")
+    twice = paired_difference_over_runs([gains, gains], 0, 10, "held_out")
+    assert twice.mean == pytest.approx(0.2)
+    assert twice.high - twice.low == pytest.approx(alone.high - alone.low, rel=0.1)
+    # A run without some games counts those it played; a run without any cannot be paired.
+    assert paired_difference_over_runs([gains, flat[:300] + flat[-100:]], 0, 10, "held_out").mean == \
+        pytest.approx(60 / 400)
+    with pytest.raises(ValueError, match="every run needs games of held_out at steps 0 and 10"):
+        paired_difference_over_runs([gains, flat[:300]], 0, 10, "held_out")
+    with pytest.raises(ValueError, match="every run needs"):
+        paired_difference_over_runs([], 0, 10, "held_out")
 
 
 def test_difference_in_differences_pairs_the_games_both_algorithms_played() -> None:
