@@ -61,6 +61,7 @@ from strata.report.paired import (  # noqa: E402
     Interval,
     bootstrap_mean,
     difference_in_differences,
+    difference_in_differences_over_runs,
     paired_difference,
     paired_difference_over_runs,
     per_game,
@@ -345,7 +346,7 @@ def paired_rows(runs: dict[str, list[dict]]) -> list[list[str]]:
             table.append([algorithm, split, str(len(first)), f"0 -> {last}",
                           f"{100 * _mean(first):.1f} -> {100 * _mean(final):.1f}",
                           paired_difference(rows, 0, last, split).as_points(),
-                          f"{over_runs.as_points()} ({len(seeds_apart(rows))} runs)" if over_runs else "-",
+                          runs_label(over_runs, rows),
                           f"{100 * _mean(per_game(rows, 0, split, 'admissible_rate')):.1f} -> "
                           f"{100 * _mean(per_game(rows, last, split, 'admissible_rate')):.1f}",
                           admissible.as_points()])
@@ -356,7 +357,38 @@ def _mean(values: dict[str, float]) -> float:
     return sum(values.values()) / len(values) if values else 0.0
 
 
-def against(runs: dict[str, list[dict]], baseline: str) -> tuple[list[list[str]], dict[str, Interval]]:
+def difference_over_runs(rows: list[dict], reference: list[dict], last: int, split: str) -> Interval | None:
+    """How much more ``rows``' runs changed than ``reference``'s, with both settings' run spread in the interval
+    (`difference_in_differences_over_runs`); None when each has one run (the interval is the games' one) or the
+    runs cannot all be paired at ``last``."""
+    treated, baseline = seeds_apart(rows), seeds_apart(reference)
+    try:
+        return (difference_in_differences_over_runs(treated, baseline, 0, last, split)
+                if max(len(treated), len(baseline)) > 1 else None)
+    except ValueError:
+        return None
+
+
+def runs_label(interval: Interval | None, *settings: list[dict]) -> str:
+    """An interval over runs as a table cell, with the runs it drew from (``2 runs``, ``2 vs 1 runs``)."""
+    if interval is None:
+        return "-"
+    return f"{interval.as_points()} ({' vs '.join(str(len(seeds_apart(rows))) for rows in settings)} runs)"
+
+
+class Comparison(NamedTuple):
+    """One algorithm's paired change minus a baseline's on one set: over games, and over runs as well when either
+    has several."""
+
+    over_games: Interval
+    over_runs: Interval | None
+
+    def judged(self) -> Interval:
+        """The interval a target is judged on: the one over runs where there is one."""
+        return self.over_runs or self.over_games
+
+
+def against(runs: dict[str, list[dict]], baseline: str) -> tuple[list[list[str]], dict[str, Comparison]]:
     """Each algorithm's paired change minus ``baseline``'s, per set, on the games both played; the control is only
     ever the baseline (its change is drift, no method's)."""
     table, found = [], {}
@@ -368,21 +400,28 @@ def against(runs: dict[str, list[dict]], baseline: str) -> tuple[list[list[str]]
             last, last_reference = _last_common_step(rows, split), _last_common_step(reference, split)
             if last is None or last != last_reference:
                 continue
-            interval = difference_in_differences(rows, reference, 0, last, split)
-            found[f"{algorithm}/{split}"] = interval
-            table.append([algorithm, split, f"0 -> {last}", str(interval.games), interval.as_points()])
+            comparison = Comparison(difference_in_differences(rows, reference, 0, last, split),
+                                    difference_over_runs(rows, reference, last, split))
+            found[f"{algorithm}/{split}"] = comparison
+            table.append([algorithm, split, f"0 -> {last}", str(comparison.over_games.games),
+                          comparison.over_games.as_points(), runs_label(comparison.over_runs, rows, reference)])
     return table, found
 
 
-def targets(runs: dict[str, list[dict]], versus_control: dict[str, Interval]) -> list[str]:
+def targets(runs: dict[str, list[dict]], versus_control: dict[str, Comparison]) -> list[str]:
     lines = []
     train = versus_control.get("strata/train_fixed")
     if train is None:
         lines.append("- Fixed training set, StraTA vs control: not measured (needs both runs, ending at one step).")
     else:
-        met = train.mean >= TRAIN_TARGET and train.excludes_zero()
-        lines.append(f"- Fixed training set, StraTA's gain minus the control's: {train.as_points()} points "
-                     f"(target >= +{100 * TRAIN_TARGET:.0f}, interval excluding 0): **{'met' if met else 'not met'}**.")
+        judged = train.judged()
+        met = judged.mean >= TRAIN_TARGET and judged.excludes_zero()
+        runs_part = (f"; {train.over_runs.as_points()} over their {len(seeds_apart(runs['strata']))} and "
+                     f"{len(seeds_apart(runs['control']))} runs and games" if train.over_runs else "")
+        lines.append(f"- Fixed training set, StraTA's gain minus the control's: {train.over_games.as_points()} points "
+                     f"over games{runs_part} (target >= +{100 * TRAIN_TARGET:.0f}, "
+                     f"{'the interval over runs' if train.over_runs else 'interval'} excluding 0): "
+                     f"**{'met' if met else 'not met'}**.")
     strata = runs.get("strata")
     last = _last_common_step(strata, "held_out") if strata else None
     if last is None:
@@ -672,10 +711,11 @@ def write_report(out: Path, runs_dir: Path, agent: Path, algorithms: list[str], 
         markdown_table(["algorithm", "set", "games", "steps", "success %", "success change", "over runs as well",
                         "admissible %", "admissible change"], paired_rows(runs)), "",
         "## Against the control (each algorithm's paired change minus the control's, same games)", "",
-        markdown_table(["algorithm", "set", "steps", "games", "difference"], control_table), "",
+        markdown_table(["algorithm", "set", "steps", "games", "difference", "over runs as well"], control_table), "",
         "## Against GRPO (each algorithm's paired change minus GRPO's, same games; a seed plays every game with "
         "the same sampling seed in both)", "",
-        markdown_table(["algorithm", "set", "steps", "games", "difference"], against(runs, "grpo")[0]), "",
+        markdown_table(["algorithm", "set", "steps", "games", "difference", "over runs as well"],
+                       against(runs, "grpo")[0]), "",
         "## Curves (mean over games and seeds, 95% interval)", "",
         markdown_table(["algorithm", "set", "step", "success %", "95% interval"],
                        [[a, split, str(step), f"{100 * i.mean:.1f}", f"[{100 * i.low:.1f}, {100 * i.high:.1f}]"]

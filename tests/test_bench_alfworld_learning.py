@@ -132,7 +132,12 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     # Loops at the validations of both sets: the fixed game's second step repeats its refused take at step 0.
     assert "| strata-seed0 | 0 | 0.0 | 50.0 |" in report and "| strata-seed0 | 10 | 0.0 | 0.0 |" in report
     # train_fixed: StraTA +20/64 = +31.25 points, the control +2/64 = +3.125: +28.1 more, on 64 games.
-    assert "StraTA's gain minus the control's: +28.1 [" in report and "interval excluding 0): **met**" in report
+    # Both settings' seeds agree on the fixed games, so the interval over runs is the games' one.
+    assert "StraTA's gain minus the control's: +28.1 [+17.2, +39.1] points over games; +28.1 [+17.2, +39.1] over " \
+           "their 2 and 2 runs and games (target >= +15, the interval over runs excluding 0): **met**" in report
+    # Held-out, StraTA's seeds +20 and +0 against the control's -1 and -1: the interval over runs nearly reaches 0.
+    assert "| strata | held_out | 0 -> 10 | 300 | +11.0 [+8.7, +13.5] | +11.0 [+0." in report \
+        and "] (2 vs 2 runs) |" in report
     # 30 -> 60 of 300 averaged over the seeds, which add +20 and +0 points: the interval over runs reaches 0.
     assert "StraTA's paired difference (step 0 -> 10): +10.0 [+7.8, +12.3] points over games; +10.0 [+0.0, +2" \
            in report and "over its 2 runs and games (target >= +5, the interval over runs excluding 0): **not met**" \
@@ -224,6 +229,8 @@ def test_each_method_is_compared_with_grpo_on_the_same_games(tmp_path: Path) -> 
     versus_grpo = report.split("## Against GRPO")[1].split("##")[0]
     # StraTA +10 held-out points (30 -> 60 of 300) against GRPO's +5 (30 -> 45); fixed +20/64 against +10/64.
     assert "| strata | held_out | 0 -> 10 | 300 | +5.0 [" in versus_grpo
+    held_out_row = next(line for line in versus_grpo.splitlines() if line.startswith("| strata | held_out"))
+    assert held_out_row.endswith("] | - |")  # one run each: no interval over runs
     assert "| strata | train_fixed | 0 -> 10 | 64 | +15.6 [" in versus_grpo
     assert "| grpo |" not in versus_grpo and "| control |" not in versus_grpo  # neither itself nor the drift
     versus_control = report.split("## Against the control")[1].split("##")[0]

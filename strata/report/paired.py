@@ -6,10 +6,11 @@ paired difference of two steps is then far tighter than the difference of two in
 games two independent evaluations of one agent differed with an SD of ~6 points, while a paired one repeats
 exactly (benchmarks/RESULTS_alfworld_learning.md).
 
-Every interval here but one is a percentile bootstrap over *games*: a game's value is first averaged over the runs
+Every interval here but two is a percentile bootstrap over *games*: a game's value is first averaged over the runs
 (seeds) that played it, so a game played by two seeds counts once and the interval is not made narrower by
-treating the seeds' shared games as independent. `paired_difference_over_runs` resamples the runs as well: the
-spread of RL itself, which one setting's seeds show.
+treating the seeds' shared games as independent. `paired_difference_over_runs` and
+`difference_in_differences_over_runs` resample the runs as well: the spread of RL itself, which one setting's seeds
+show.
 """
 
 from __future__ import annotations
@@ -98,20 +99,51 @@ def paired_difference_over_runs(runs: Sequence[Sequence[Mapping]], before: int, 
     Raises:
         ValueError: for no runs, or a run with no game at both steps.
     """
-    differences = [game_differences(rows, before, after, split, field) for rows in runs]
-    if not differences or not all(differences):
+    return _settings_over_runs([runs], before, after, split, field, resamples, seed)
+
+
+def difference_in_differences_over_runs(treated: Sequence[Sequence[Mapping]], baseline: Sequence[Sequence[Mapping]],
+                                        before: int, after: int, split: str, field: str = "won",
+                                        resamples: int = RESAMPLES, seed: int = 0) -> Interval:
+    """How much more the runs of ``treated`` changed than those of ``baseline`` (two settings, their seeds), with an
+    interval over runs and games: each resample draws each setting's runs with replacement and one set of games
+    for both (`paired_difference_over_runs`, per setting), and takes the difference of the two means.
+
+    Why: `difference_in_differences` over pooled rows resamples games only; two settings whose seeds spread by ~5
+    points each (ALFWorld, benchmarks/RESULTS_alfworld_learning.md) can differ by that much by chance. A setting
+    with one run adds no run spread: the interval is then too narrow by that setting's spread.
+
+    Raises:
+        ValueError: for a setting without runs, or a run with no game at both steps.
+    """
+    return _settings_over_runs([treated, baseline], before, after, split, field, resamples, seed)
+
+
+def _settings_over_runs(settings: Sequence[Sequence[Sequence[Mapping]]], before: int, after: int, split: str,
+                        field: str, resamples: int, seed: int) -> Interval:
+    """The first setting's mean paired change minus the second's (if any), bootstrapped over each setting's runs
+    and over games shared by all (see `paired_difference_over_runs`)."""
+    differences = [[game_differences(rows, before, after, split, field) for rows in runs] for runs in settings]
+    if not all(runs and all(runs) for runs in differences):
         raise ValueError(f"every run needs games of {split} at steps {before} and {after} to pair")
-    games = sorted(set().union(*differences))
-    change = np.array([[d.get(game, np.nan) for game in games] for d in differences])
-    played = ~np.isnan(change)
-    change = np.where(played, change, 0.0)
+    games = sorted(set().union(*(d for runs in differences for d in runs)))
     rng = np.random.default_rng(seed)
-    run_counts = rng.multinomial(len(runs), np.full(len(runs), 1.0 / len(runs)), size=resamples)
+    run_counts = [rng.multinomial(len(runs), np.full(len(runs), 1.0 / len(runs)), size=resamples)
+                  for runs in differences]
     game_counts = rng.multinomial(len(games), np.full(len(games), 1.0 / len(games)), size=resamples)
-    with np.errstate(invalid="ignore"):  # a resample whose drawn runs played none of its drawn games: left out
-        means = ((run_counts @ change) * game_counts).sum(axis=1) / ((run_counts @ played) * game_counts).sum(axis=1)
+    points, resampled = [], []
+    for runs, counts in zip(differences, run_counts, strict=True):
+        change = np.array([[d.get(game, np.nan) for game in games] for d in runs])
+        played = ~np.isnan(change)
+        change = np.where(played, change, 0.0)
+        points.append(change.sum() / played.sum())
+        with np.errstate(invalid="ignore"):  # a resample whose drawn runs played none of its drawn games: left out
+            resampled.append(((counts @ change) * game_counts).sum(axis=1)
+                             / ((counts @ played) * game_counts).sum(axis=1))
+    sign = np.array([1.0, -1.0][: len(settings)])
+    means = sign @ np.array(resampled)
     low, high = np.nanpercentile(means, [2.5, 97.5])
-    return Interval(float(change.sum() / played.sum()), float(low), float(high), len(games))
+    return Interval(float(sign @ np.array(points)), float(low), float(high), len(games))
 
 
 def difference_in_differences(treated: Sequence[Mapping], control: Sequence[Mapping], before: int, after: int,

@@ -13,6 +13,7 @@ from strata.report.paired import (
     Interval,
     bootstrap_mean,
     difference_in_differences,
+    difference_in_differences_over_runs,
     game_differences,
     paired_difference,
     paired_difference_over_runs,
@@ -113,6 +114,29 @@ def test_difference_in_differences_pairs_the_games_both_algorithms_played() -> N
     # treated: a +1, b -0.5, c +0.5 (d: control never played it); control: a 0, b 0, c +1.
     result = difference_in_differences(RUNS, control, 0, 10, "held_out")
     assert result.mean == pytest.approx((1.0 - 0.5 - 0.5) / 3) and result.games == 3
+
+
+def test_the_difference_of_two_settings_over_runs_holds_both_spreads() -> None:
+    games = [f"g{i}" for i in range(300)]
+    lost = dict.fromkeys(games, False)
+    gains = _rows(0, 0, lost) + _rows(0, 10, {game: i < 60 for i, game in enumerate(games)})  # +20 points
+    flat = _rows(1, 0, lost) + _rows(1, 10, lost)
+    baseline = _rows(0, 0, lost) + _rows(0, 10, {game: i % 10 == 0 for i, game in enumerate(games)})  # +10 points
+    # Treated seeds +20 and +0, the baseline's two seeds +10 each: equal on average, +-10 apart by run.
+    over_runs = difference_in_differences_over_runs([gains, flat], [baseline, baseline], 0, 10, "held_out")
+    pooled = difference_in_differences(gains + flat, baseline + baseline, 0, 10, "held_out")
+    assert over_runs.mean == pooled.mean == pytest.approx(0.0) and over_runs.games == 300
+    assert pooled.low > -0.05 and pooled.high < 0.05  # games only: as if the seeds' spread were not there
+    assert over_runs.low < -0.09 and over_runs.high > 0.09  # a quarter of resamples draw either treated seed twice
+    swapped = difference_in_differences_over_runs([baseline, baseline], [gains, flat], 0, 10, "held_out")
+    assert (swapped.low, swapped.high) == pytest.approx((-over_runs.high, -over_runs.low), abs=0.01)
+    # One run a setting: the games' interval of the per-game difference (the games are shared, not drawn apart).
+    single = difference_in_differences_over_runs([gains], [baseline], 0, 10, "held_out")
+    games_only = difference_in_differences(gains, baseline, 0, 10, "held_out")
+    assert single.mean == pytest.approx(games_only.mean) == pytest.approx(0.1)
+    assert single.high - single.low == pytest.approx(games_only.high - games_only.low, rel=0.1)
+    with pytest.raises(ValueError, match="every run needs games of held_out at steps 0 and 10"):
+        difference_in_differences_over_runs([gains], [], 0, 10, "held_out")
 
 
 def test_the_bootstrap_interval_has_the_width_of_the_normal_one() -> None:
