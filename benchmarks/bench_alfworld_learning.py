@@ -333,24 +333,30 @@ def _last_common_step(rows: list[dict], split: str) -> int | None:
 
 
 def paired_rows(runs: dict[str, list[dict]]) -> list[list[str]]:
-    """Per algorithm and set: success and admissible rate at step 0 and at the last step, and their paired change."""
+    """Per algorithm and set: success and admissible rate at step 0 and at the last step, and their paired change;
+    with several seeds, each seed's run on a row of its own below its algorithm's."""
     table = []
     for algorithm, rows in sorted(runs.items()):
+        apart = seeds_apart(rows)
         for split in ("train_fixed", "held_out"):
             last = _last_common_step(rows, split)
             if last is None:
                 continue
-            first, final = per_game(rows, 0, split), per_game(rows, last, split)
-            admissible = paired_difference(rows, 0, last, split, "admissible_rate")
-            over_runs = change_over_runs(rows, last, split)
-            table.append([algorithm, split, str(len(first)), f"0 -> {last}",
-                          f"{100 * _mean(first):.1f} -> {100 * _mean(final):.1f}",
-                          paired_difference(rows, 0, last, split).as_points(),
-                          runs_label(over_runs, rows),
-                          f"{100 * _mean(per_game(rows, 0, split, 'admissible_rate')):.1f} -> "
-                          f"{100 * _mean(per_game(rows, last, split, 'admissible_rate')):.1f}",
-                          admissible.as_points()])
+            over_runs = runs_label(change_over_runs(rows, last, split), rows)
+            table.append(_change_row(algorithm, rows, split, last, over_runs))
+            if len(apart) > 1:
+                table.extend(_change_row(f"{algorithm}, seed {run[0]['run']}", run, split, last, "-")
+                             for run in apart if per_game(run, 0, split) and per_game(run, last, split))
     return table
+
+
+def _change_row(label: str, rows: list[dict], split: str, last: int, over_runs: str) -> list[str]:
+    first, final = per_game(rows, 0, split), per_game(rows, last, split)
+    return [label, split, str(len(first)), f"0 -> {last}", f"{100 * _mean(first):.1f} -> {100 * _mean(final):.1f}",
+            paired_difference(rows, 0, last, split).as_points(), over_runs,
+            f"{100 * _mean(per_game(rows, 0, split, 'admissible_rate')):.1f} -> "
+            f"{100 * _mean(per_game(rows, last, split, 'admissible_rate')):.1f}",
+            paired_difference(rows, 0, last, split, "admissible_rate").as_points()]
 
 
 def _mean(values: dict[str, float]) -> float:

@@ -146,6 +146,9 @@ def test_the_report_states_paired_changes_the_control_and_the_targets(tmp_path: 
     # On the fixed games the seeds agree: the interval over runs is the games' one.
     assert "| 0.0 -> 31.2 | +31.2 [+20.3, +42.2] | +31.2 [+20.3, +42.2] (2 runs) |" in report
     assert "| strata | held_out | 300 | 0 -> 10 | 10.0 -> 20.0 | +10.0 [" in report
+    # Each seed's run on a row of its own: +20 points and +0.
+    assert "| strata, seed 0 | held_out | 300 | 0 -> 10 | 10.0 -> 30.0 | +20.0 [+15.7, +24.7] | - |" in report
+    assert "| strata, seed 1 | held_out | 300 | 0 -> 10 | 10.0 -> 10.0 | +0.0 [+0.0, +0.0] | - |" in report
     assert "| control | train_fixed | 0 -> 10 | 64 |" not in report  # the control is not compared with itself
     assert "| strata | train_fixed | 0 -> 10 | 64 | +28.1 [" in report
     assert "| 25.0 -> 50.0 | +25.0 [+25.0, +25.0] |" in report  # admissible rate, the same on every game
